@@ -1,0 +1,263 @@
+//! The `ripples` command line: argument parsing and calls into the library, nothing more.
+//!
+//! Exit status: 0 on success, 2 for bad input data or bad usage, 1 for anything else (a file
+//! that cannot be read or written, a failed worker).
+
+mod demo;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::dataflow::{self, Params};
+use crate::driver::{self, FileSource, Layout, RunError, RunOptions, Source};
+use crate::sources::{generate, parse, stream};
+
+#[derive(Parser, Debug)]
+#[command(name = "ripples", version, about = "Incremental graph computation on graph streams, on timely and differential dataflow")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Maintain an algorithm's result over a graph stream.
+    Run(RunArgs),
+    /// Generate graphs and update streams.
+    #[command(subcommand)]
+    Gen(GenCommand),
+    /// Generate an R-MAT stream and maintain WCC over a sliding window on all cores.
+    Demo(demo::DemoArgs),
+}
+
+/// Process layout flags (timely's configuration).
+#[derive(Args, Debug, Clone)]
+pub struct LayoutArgs {
+    /// Worker threads per process.
+    #[arg(short = 'w', long = "workers", default_value_t = 1)]
+    pub workers: usize,
+    /// Number of processes.
+    #[arg(short = 'n', long = "processes", default_value_t = 1)]
+    pub processes: usize,
+    /// Index of this process, 0..processes.
+    #[arg(short = 'p', long = "process", default_value_t = 0)]
+    pub process: usize,
+    /// File with one host:port per line, in process order (default: 127.0.0.1:2101, :2102, ...).
+    #[arg(long)]
+    pub hostfile: Option<PathBuf>,
+}
+
+impl LayoutArgs {
+    pub fn layout(&self) -> Layout {
+        Layout {
+            workers: self.workers,
+            processes: self.processes,
+            process: self.process,
+            hostfile: self.hostfile.clone(),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Algorithm to maintain.
+    #[arg(value_name = "ALGORITHM")]
+    pub algorithm: String,
+    /// Edge file: the initial graph (epoch 0), `src dst [weight]` per line.
+    #[arg(long)]
+    pub graph: Option<PathBuf>,
+    /// Vertex file: one id per line; these vertices are in the result even without edges.
+    #[arg(long)]
+    pub vertices: Option<PathBuf>,
+    /// Update file: `+ src dst [weight]` / `- src dst [weight]` per line (epochs 1, 2, ...).
+    #[arg(long)]
+    pub updates: Option<PathBuf>,
+    /// Update lines per epoch (default: the whole update file is epoch 1).
+    #[arg(long)]
+    pub batch: Option<usize>,
+    /// Write the final result here: `vertex value` per line, sorted by vertex.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Write every change here: `epoch vertex value diff` per line (`-` for stdout).
+    #[arg(long)]
+    pub changes: Option<PathBuf>,
+    /// Write per-epoch JSON stats and a summary here.
+    #[arg(long)]
+    pub stats: Option<PathBuf>,
+    /// Source vertex (bfs, sssp).
+    #[arg(long)]
+    pub source: Option<u64>,
+    /// Read each edge line as an edge in both directions.
+    #[arg(long)]
+    pub undirected: bool,
+    /// Iterations (pagerank, cdlp).
+    #[arg(long)]
+    pub iterations: Option<u32>,
+    /// Damping factor (pagerank).
+    #[arg(long)]
+    pub damping: Option<f64>,
+    /// No progress on stderr (the summary is still printed).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GenCommand {
+    /// R-MAT / Graph500 Kronecker graph (a, b, c, d = 0.57, 0.19, 0.19, 0.05), ids permuted.
+    Rmat {
+        /// 2^scale vertices.
+        #[arg(long)]
+        scale: u32,
+        /// Edges per vertex.
+        #[arg(long, default_value_t = 16)]
+        edge_factor: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Erdős–Rényi G(n, m) graph.
+    Er {
+        #[arg(long)]
+        vertices: u64,
+        #[arg(long)]
+        edges: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// An update stream over a graph: random churn (insertions and deletions of present edges)
+    /// or the graph's edges through a sliding window.
+    Updates {
+        /// The graph the updates apply to (its edges, in file order).
+        #[arg(long)]
+        graph: PathBuf,
+        /// Number of update lines.
+        #[arg(long)]
+        count: usize,
+        /// Churn: fraction of updates that delete a random present edge (0 = insert-only).
+        #[arg(long, conflicts_with = "window")]
+        delete_fraction: Option<f64>,
+        /// Sliding window: the graph's edges are inserted in order, each deleted W edges after it
+        /// arrived (run it without --graph: the stream starts from an empty graph).
+        #[arg(long)]
+        window: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// Parses `std::env::args()`, runs the command, and returns the exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match dispatch(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("ripples: error: {}", e);
+            e.exit_code()
+        }
+    }
+}
+
+fn other<E: std::fmt::Display>(e: E) -> RunError {
+    RunError::Other(e.to_string())
+}
+
+/// Runs a parsed command line.
+pub fn dispatch(cli: Cli) -> Result<(), RunError> {
+    match cli.command {
+        Command::Run(args) => run(args),
+        Command::Gen(g) => gen(g),
+        Command::Demo(args) => demo::demo(args),
+    }
+}
+
+fn run(args: RunArgs) -> Result<(), RunError> {
+    let params = Params {
+        source: args.source,
+        undirected: args.undirected,
+        iterations: args.iterations,
+        damping: args.damping,
+    };
+    let algorithm = dataflow::by_name(&args.algorithm, &params).map_err(|e| RunError::Input(format!("{:#}", e)))?;
+    let options = RunOptions {
+        layout: args.layout.layout(),
+        source: Source::Files(FileSource {
+            graph: args.graph,
+            vertices: args.vertices,
+            updates: args.updates,
+            batch: args.batch,
+        }),
+        output: args.output,
+        changes: args.changes,
+        stats: args.stats,
+        progress: !args.quiet,
+        collect: false,
+    };
+    let report = driver::run(options, algorithm)?;
+    if let Some(report) = report {
+        eprintln!("{}", report.summary.human());
+    }
+    Ok(())
+}
+
+fn gen(command: GenCommand) -> Result<(), RunError> {
+    match command {
+        GenCommand::Rmat { scale, edge_factor, seed, out } => {
+            if scale == 0 || scale > 40 {
+                return Err(RunError::Input(format!("--scale must be in 1..=40, got {}", scale)));
+            }
+            let edges = generate::rmat(scale, edge_factor, seed);
+            parse::write_edges(&out, &edges).map_err(|e| other(format!("cannot write {}: {}", out.display(), e)))?;
+            eprintln!("ripples: wrote {} edges on {} vertices to {}", edges.len(), 1u64 << scale, out.display());
+        }
+        GenCommand::Er { vertices, edges, seed, out } => {
+            if vertices == 0 {
+                return Err(RunError::Input("--vertices must be at least 1".into()));
+            }
+            let list = generate::erdos_renyi(vertices, edges, seed);
+            parse::write_edges(&out, &list).map_err(|e| other(format!("cannot write {}: {}", out.display(), e)))?;
+            eprintln!("ripples: wrote {} edges on {} vertices to {}", list.len(), vertices, out.display());
+        }
+        GenCommand::Updates { graph, count, delete_fraction, window, seed, out } => {
+            let edges = parse::read_edges(&graph).map_err(|e| match e {
+                parse::SourceError::Input(i) => RunError::Input(i.to_string()),
+                other => RunError::Other(other.to_string()),
+            })?;
+            let pairs: Vec<_> = edges.iter().map(|&(s, d, _)| (s, d)).collect();
+            let updates = match (window, delete_fraction) {
+                (Some(w), _) => {
+                    if w == 0 {
+                        return Err(RunError::Input("--window must be at least 1".into()));
+                    }
+                    let mut u = stream::sliding_window(&pairs, w);
+                    u.truncate(count);
+                    u
+                }
+                (None, p) => {
+                    let p = p.unwrap_or(0.0);
+                    if !(0.0..=1.0).contains(&p) {
+                        return Err(RunError::Input(format!("--delete-fraction must be in [0, 1], got {}", p)));
+                    }
+                    stream::churn(&pairs, count, p, seed)
+                }
+            };
+            parse::write_updates(&out, &updates).map_err(|e| other(format!("cannot write {}: {}", out.display(), e)))?;
+            eprintln!("ripples: wrote {} updates to {}", updates.len(), out.display());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,282 @@
+//! Turning sources into what each worker feeds: its share of the initial graph and of every
+//! epoch's updates, after every worker has agreed that the whole input is valid.
+//!
+//! * The edge and vertex files are split by byte range: worker `i` of `p` parses the lines that
+//!   start in its `1/p` of the file. No single reader sits in front of the dataflow.
+//! * The update file is parsed by every worker (it is also where deletions are validated); worker
+//!   `i` feeds the updates whose position in the file is `i` modulo `p`.
+//! * Validation happens before anything is fed: a malformed line anywhere, or a deletion of an
+//!   edge copy that is not present at that point of the stream, stops the run on every worker
+//!   with the same message (the earliest error: graph file, then vertex file, then update file,
+//!   by line), and no epoch is applied.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use timely::worker::Worker;
+
+use crate::sources::parse::{read_edges_range, read_updates, read_vertices_range, SourceError};
+use crate::types::{weight_bits, Diff, Edge, Node, Update};
+
+use super::allgather::allgather;
+
+/// Where the graph stream comes from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// Files on disk (each process reads the same paths).
+    Files(FileSource),
+    /// A stream already in memory (generated), identical in every process.
+    Memory(Arc<MemoryStream>),
+}
+
+/// Input files of a run.
+#[derive(Clone, Debug, Default)]
+pub struct FileSource {
+    /// Edge file: the initial graph (epoch 0).
+    pub graph: Option<PathBuf>,
+    /// Vertex file: vertices that belong to the result even without edges.
+    pub vertices: Option<PathBuf>,
+    /// Update file: epochs 1, 2, ...
+    pub updates: Option<PathBuf>,
+    /// Update lines per epoch; `None` puts the whole update file in epoch 1.
+    pub batch: Option<usize>,
+}
+
+/// A graph stream held in memory.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryStream {
+    /// Vertices of the vertex set even without edges.
+    pub vertices: Vec<Node>,
+    /// The initial graph (epoch 0), one entry per edge copy.
+    pub initial: Vec<(Node, Node, Option<f64>)>,
+    /// The updates, cut into epochs of `batch` updates (epoch 1, 2, ...).
+    pub updates: Vec<Update>,
+    /// Updates per epoch (at least 1).
+    pub batch: usize,
+}
+
+/// Why a run could not start: the same on every worker.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct InputFailure {
+    /// 2 for bad input data, 1 for a file that cannot be read.
+    pub exit_code: i32,
+    /// Which input (0 graph, 1 vertices, 2 updates) and line, to pick the earliest.
+    pub order: (u8, usize),
+    /// Full message, naming the file and line.
+    pub message: String,
+}
+
+/// What one worker feeds into the dataflow.
+#[derive(Debug, Default)]
+pub struct WorkerShare {
+    pub vertices: Vec<Node>,
+    pub initial: Vec<Edge>,
+    /// This worker's updates of epochs 1, 2, ... (index 0 is epoch 1).
+    pub epochs: Vec<Vec<(Edge, Diff)>>,
+}
+
+/// Facts about the whole input, the same on every worker.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct InputFacts {
+    /// Edge copies in the initial graph.
+    pub initial_edges: u64,
+    /// Vertex-file lines.
+    pub vertex_lines: u64,
+    /// Updates in each epoch 1, 2, ...
+    pub epoch_updates: Vec<u64>,
+    /// Bytes of the edge and vertex files.
+    pub bytes: u64,
+    /// Whether the update stream deletes anything (the initial graph never does).
+    pub has_deletions: bool,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct LocalReport {
+    error: Option<InputFailure>,
+    initial_edges: u64,
+    vertex_lines: u64,
+    /// Multiplicities, in this worker's share of the initial graph, of the edges the update
+    /// stream deletes.
+    deleted_key_counts: Vec<(Edge, u64)>,
+}
+
+fn failure(order: u8, e: SourceError) -> InputFailure {
+    match &e {
+        SourceError::Input(input) => InputFailure {
+            exit_code: 2,
+            order: (order, input.line),
+            message: e.to_string(),
+        },
+        _ => InputFailure { exit_code: 1, order: (order, 0), message: e.to_string() },
+    }
+}
+
+/// Loads, validates and shares out the input. Every worker must call this (it communicates).
+pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputFacts), InputFailure> {
+    let index = worker.index();
+    let peers = worker.peers();
+
+    // 1. Local parsing.
+    let mut share = WorkerShare::default();
+    let mut error: Option<InputFailure> = None;
+    let mut bytes = 0u64;
+    // (update, line, label of its source) for the whole stream.
+    let mut updates: Vec<(usize, Update)> = Vec::new();
+    let mut update_label = String::from("<generated updates>");
+    let batch;
+    match source {
+        Source::Files(files) => {
+            batch = files.batch;
+            if let Some(path) = &files.graph {
+                bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                match read_edges_range(path, index, peers) {
+                    Ok(edges) => {
+                        share.initial = edges
+                            .into_iter()
+                            .map(|(s, d, w)| (s, d, weight_bits(w)))
+                            .collect()
+                    }
+                    Err(e) => error = Some(failure(0, e)),
+                }
+            }
+            if let Some(path) = &files.vertices {
+                bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                match read_vertices_range(path, index, peers) {
+                    Ok(v) => share.vertices = v,
+                    Err(e) => {
+                        let f = failure(1, e);
+                        if error.as_ref().map(|x| f.order < x.order).unwrap_or(true) {
+                            error = Some(f);
+                        }
+                    }
+                }
+            }
+            if let Some(path) = &files.updates {
+                update_label = path.display().to_string();
+                match read_updates(path) {
+                    Ok(u) => updates = u,
+                    Err(e) => {
+                        let f = failure(2, e);
+                        if error.as_ref().map(|x| f.order < x.order).unwrap_or(true) {
+                            error = Some(f);
+                        }
+                    }
+                }
+            }
+        }
+        Source::Memory(stream) => {
+            batch = Some(stream.batch.max(1));
+            share.initial = stream
+                .initial
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % peers == index)
+                .map(|(_, &(s, d, w))| (s, d, weight_bits(w)))
+                .collect();
+            share.vertices = stream
+                .vertices
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % peers == index)
+                .map(|(_, &v)| v)
+                .collect();
+            updates = stream.updates.iter().enumerate().map(|(i, u)| (i + 1, *u)).collect();
+        }
+    }
+    if matches!(batch, Some(0)) {
+        error = Some(InputFailure {
+            exit_code: 1,
+            order: (0, 0),
+            message: "--batch must be at least 1".to_string(),
+        });
+    }
+
+    // 2. Multiplicities of deleted edges in this worker's share of the initial graph.
+    let deleted: HashMap<Edge, u64> =
+        updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| (u.edge(), 0u64)).collect();
+    let has_deletions = !deleted.is_empty();
+    let mut counts = deleted;
+    if has_deletions && error.is_none() {
+        for e in &share.initial {
+            if let Some(c) = counts.get_mut(e) {
+                *c += 1;
+            }
+        }
+    }
+    let report = LocalReport {
+        error,
+        initial_edges: share.initial.len() as u64,
+        vertex_lines: share.vertices.len() as u64,
+        deleted_key_counts: counts.into_iter().filter(|(_, c)| *c > 0).collect(),
+    };
+
+    // 3. Agree.
+    let reports = allgather(worker, report);
+    if let Some(first) = reports.iter().filter_map(|r| r.error.clone()).min_by_key(|e| e.order) {
+        return Err(first);
+    }
+
+    // 4. Validate deletions against the global multiset, in stream order.
+    let mut present: HashMap<Edge, u64> = HashMap::new();
+    if has_deletions {
+        for r in &reports {
+            for (e, c) in &r.deleted_key_counts {
+                *present.entry(*e).or_insert(0) += c;
+            }
+        }
+        let tracked: std::collections::HashSet<Edge> =
+            updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| u.edge()).collect();
+        for (line, u) in &updates {
+            let e = u.edge();
+            if !tracked.contains(&e) {
+                continue;
+            }
+            let c = present.entry(e).or_insert(0);
+            if u.diff > 0 {
+                *c += 1;
+            } else if *c == 0 {
+                return Err(InputFailure {
+                    exit_code: 2,
+                    order: (2, *line),
+                    message: format!(
+                        "{}:{}: deletion of edge {} -> {} (weight {}) that is not present",
+                        update_label,
+                        line,
+                        u.src,
+                        u.dst,
+                        f64::from_bits(e.2)
+                    ),
+                });
+            } else {
+                *c -= 1;
+            }
+        }
+    }
+
+    // 5. Cut into epochs and take this worker's share.
+    let batch = batch.unwrap_or(updates.len().max(1));
+    let mut epoch_updates = Vec::new();
+    for (chunk_index, chunk) in updates.chunks(batch).enumerate() {
+        epoch_updates.push(chunk.len() as u64);
+        let first = chunk_index * batch;
+        share.epochs.push(
+            chunk
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| (first + k) % peers == index)
+                .map(|(_, (_, u))| (u.edge(), u.diff as Diff))
+                .collect(),
+        );
+    }
+    let facts = InputFacts {
+        initial_edges: reports.iter().map(|r| r.initial_edges).sum(),
+        vertex_lines: reports.iter().map(|r| r.vertex_lines).sum(),
+        epoch_updates,
+        bytes,
+        has_deletions,
+    };
+    Ok((share, facts))
+}

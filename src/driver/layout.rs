@@ -1,0 +1,102 @@
+//! Process layout: how many workers per process, how many processes, which one this is, and
+//! where the others listen. Maps onto timely's communication configuration.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+/// Workers and processes of a run.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    /// Worker threads in this process (`-w`).
+    pub workers: usize,
+    /// Number of processes (`-n`).
+    pub processes: usize,
+    /// This process's index, `0..processes` (`-p`).
+    pub process: usize,
+    /// One `host:port` per line, in process order (`--hostfile`). Without it, process `i` listens
+    /// on `127.0.0.1:(2101 + i)`.
+    pub hostfile: Option<PathBuf>,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout { workers: 1, processes: 1, process: 0, hostfile: None }
+    }
+}
+
+impl Layout {
+    /// One process with `workers` threads.
+    pub fn threads(workers: usize) -> Self {
+        Layout { workers, ..Layout::default() }
+    }
+
+    /// Total number of workers across all processes.
+    pub fn peers(&self) -> usize {
+        self.workers * self.processes
+    }
+
+    /// Checks the numbers and builds timely's configuration.
+    pub fn timely_config(&self) -> anyhow::Result<timely::Config> {
+        if self.workers == 0 {
+            bail!("--workers must be at least 1");
+        }
+        if self.processes == 0 {
+            bail!("--processes must be at least 1");
+        }
+        if self.process >= self.processes {
+            bail!(
+                "--process {} is out of range: with --processes {} it must be 0..{}",
+                self.process,
+                self.processes,
+                self.processes - 1
+            );
+        }
+        let communication = if self.processes == 1 {
+            timely::CommunicationConfig::Process(self.workers)
+        } else {
+            let addresses = match &self.hostfile {
+                Some(path) => read_hostfile(path)?,
+                None => (0..self.processes).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect(),
+            };
+            if addresses.len() < self.processes {
+                bail!(
+                    "hostfile {} lists {} addresses but --processes is {}",
+                    self.hostfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                    addresses.len(),
+                    self.processes
+                );
+            }
+            timely::CommunicationConfig::Cluster {
+                threads: self.workers,
+                process: self.process,
+                addresses: addresses[..self.processes].to_vec(),
+                report: false,
+                zerocopy: false,
+            }
+        };
+        Ok(timely::Config { communication, worker: timely::WorkerConfig::default() })
+    }
+}
+
+/// Reads a hostfile: one `host:port` per line; blank lines and `#` comments skipped.
+pub fn read_hostfile(path: &Path) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read hostfile {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let ok = line
+            .rsplit_once(':')
+            .map(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
+            .unwrap_or(false);
+        if !ok {
+            bail!("{}:{}: expected host:port, found '{}'", path.display(), i + 1, line);
+        }
+        out.push(line.to_string());
+    }
+    Ok(out)
+}

@@ -1,0 +1,77 @@
+//! LDBC Graphalytics support: the benchmark's graph descriptions and its output validation rules.
+//!
+//! * [`properties`] reads a `<g>.properties` file into a [`GraphSpec`] (directedness, algorithms
+//!   to run and their parameters, vertex and edge file) and [`discover`]s every graph of a
+//!   directory.
+//! * [`mod@validate`] reads output files ([`read_output`]) and compares an actual output with the
+//!   expected one under the official rule of each algorithm ([`Algorithm::rule`], [`validate()`]).
+//! * [`format_value_f64`] is the one way this crate writes a floating-point output value.
+//!
+//! The validation data and a short statement of the specification live in
+//! `tests/data/graphalytics/` (see its `SPEC.md`, `README.md` and `NOTICE`).
+
+pub mod properties;
+pub mod validate;
+
+pub use properties::{discover, Algorithm, GraphSpec};
+pub use validate::{parse_f64, read_output, validate, Rule, Validation};
+
+/// Formats a floating-point output value (PR, LCC, SSSP) for an output file.
+///
+/// The rule: finite values are written in Rust's `{:e}` form, i.e. scientific notation with the
+/// *shortest* mantissa that parses back to exactly the same `f64` (`0.5` → `"5e-1"`,
+/// `0.14776291666666667` → `"1.4776291666666667e-1"`, `0.0` → `"0e0"`, `-0.0` → `"-0e0"`).
+/// Scientific notation keeps very large and very small values short, and the round-trip property
+/// means nothing is lost. Positive infinity is written `"infinity"` (the spelling of the
+/// Graphalytics expected files), negative infinity `"-infinity"`, NaN `"NaN"`. Everything written
+/// here is read back by [`parse_f64`].
+pub fn format_value_f64(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".to_string()
+    } else if x == f64::INFINITY {
+        "infinity".to_string()
+    } else if x == f64::NEG_INFINITY {
+        "-infinity".to_string()
+    } else {
+        format!("{:e}", x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_value_f64_round_trips() {
+        assert_eq!(format_value_f64(0.5), "5e-1");
+        assert_eq!(format_value_f64(0.0), "0e0");
+        assert_eq!(format_value_f64(1.0), "1e0");
+        assert_eq!(format_value_f64(f64::INFINITY), "infinity");
+        assert_eq!(format_value_f64(f64::NEG_INFINITY), "-infinity");
+        assert_eq!(format_value_f64(f64::NAN), "NaN");
+        for x in [
+            0.14776291666666667,
+            1.0 / 3.0,
+            1e-300,
+            1.7976931348623157e308,
+            f64::MIN_POSITIVE,
+            5e-324,
+            -2.5,
+            123456789.0,
+            0.1 + 0.2,
+        ] {
+            let s = format_value_f64(x);
+            assert_eq!(s.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{s}");
+            assert_eq!(parse_f64(&s).unwrap().to_bits(), x.to_bits(), "{s}");
+        }
+        assert_eq!(
+            parse_f64(&format_value_f64(f64::INFINITY)),
+            Some(f64::INFINITY)
+        );
+        assert_eq!(
+            parse_f64(&format_value_f64(f64::NEG_INFINITY)),
+            Some(f64::NEG_INFINITY)
+        );
+        assert!(parse_f64(&format_value_f64(f64::NAN)).unwrap().is_nan());
+    }
+}

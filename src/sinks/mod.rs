@@ -1,0 +1,200 @@
+//! The **sinks** layer: where an algorithm's output changes go.
+//!
+//! * [`ResultSink`] turns each completed epoch's changes into change-log lines
+//!   (`epoch key value diff`, diff `1` or `-1`) and keeps the current result for the final
+//!   `--output` file (`key value`, sorted by key).
+//! * [`StatsWriter`] writes one JSON object per epoch and a summary object (`--stats`).
+//! * [`Progress`] reports on stderr while a run goes on.
+//!
+//! Only one worker in the whole computation (worker 0 of process 0) owns these, so every file is
+//! written once, complete, and is byte-identical whatever the process layout: each epoch's changes
+//! are consolidated and sorted before they are written.
+
+mod progress;
+mod stats;
+
+pub use progress::Progress;
+pub use stats::{RunSummary, StatsWriter};
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::dataflow::ValueFormat;
+use crate::types::{Diff, Node, Time};
+
+/// One line of the change log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Change {
+    pub epoch: Time,
+    pub key: Node,
+    pub value: u64,
+    /// `1` or `-1`.
+    pub diff: i8,
+}
+
+/// Consolidates changes: sums the diffs of equal records and drops those that cancel.
+pub fn consolidate(changes: &mut Vec<((Node, u64), Diff)>) {
+    changes.sort_unstable_by_key(|x| x.0);
+    let mut out: Vec<((Node, u64), Diff)> = Vec::with_capacity(changes.len());
+    for &(record, diff) in changes.iter() {
+        match out.last_mut() {
+            Some(last) if last.0 == record => last.1 += diff,
+            _ => out.push((record, diff)),
+        }
+    }
+    out.retain(|x| x.1 != 0);
+    *changes = out;
+}
+
+/// Receives each completed epoch's changes, in epoch order.
+pub struct ResultSink {
+    format: ValueFormat,
+    changes: Option<(PathBuf, BufWriter<Box<dyn Write + Send>>)>,
+    output: Option<PathBuf>,
+    keep_state: bool,
+    state: BTreeMap<(Node, u64), Diff>,
+    collected: Option<Vec<Change>>,
+    line: String,
+}
+
+fn io_context(path: &Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("cannot write {}: {}", path.display(), e))
+}
+
+impl ResultSink {
+    /// A sink writing the change log to `changes` (`-` is stdout, flushed every epoch) and the
+    /// final result to `output`; with `collect`, changes are also kept in memory.
+    pub fn new(
+        format: ValueFormat,
+        changes: Option<&Path>,
+        output: Option<&Path>,
+        collect: bool,
+    ) -> std::io::Result<Self> {
+        let changes = match changes {
+            None => None,
+            Some(p) if p == Path::new("-") => {
+                let w: Box<dyn Write + Send> = Box::new(std::io::stdout());
+                Some((p.to_path_buf(), BufWriter::new(w)))
+            }
+            Some(p) => {
+                let f = File::create(p).map_err(|e| io_context(p, e))?;
+                let w: Box<dyn Write + Send> = Box::new(f);
+                Some((p.to_path_buf(), BufWriter::with_capacity(1 << 20, w)))
+            }
+        };
+        if let Some(p) = output {
+            // Fail early if the output cannot be created; the real file is written at the end.
+            File::create(p).map_err(|e| io_context(p, e))?;
+        }
+        Ok(ResultSink {
+            format,
+            changes,
+            output: output.map(|p| p.to_path_buf()),
+            keep_state: output.is_some(),
+            state: BTreeMap::new(),
+            collected: if collect { Some(Vec::new()) } else { None },
+            line: String::new(),
+        })
+    }
+
+    /// Records epoch `epoch`'s changes; returns the number of change lines it produced.
+    pub fn epoch(&mut self, epoch: Time, mut changes: Vec<((Node, u64), Diff)>) -> std::io::Result<u64> {
+        consolidate(&mut changes);
+        // Per key: retractions before insertions, then by value.
+        changes.sort_unstable_by_key(|((k, v), d)| (*k, *d > 0, *v));
+        let mut lines = 0u64;
+        for &((key, value), diff) in &changes {
+            let sign: i8 = if diff > 0 { 1 } else { -1 };
+            let copies = diff.unsigned_abs() as u64;
+            lines += copies;
+            if let Some((path, w)) = &mut self.changes {
+                self.line.clear();
+                use std::fmt::Write as _;
+                let _ = write!(self.line, "{} {} ", epoch, key);
+                self.format.write(value, &mut self.line);
+                let _ = writeln!(self.line, " {}", sign);
+                for _ in 0..copies {
+                    w.write_all(self.line.as_bytes()).map_err(|e| io_context(path, e))?;
+                }
+            }
+            if let Some(c) = &mut self.collected {
+                for _ in 0..copies {
+                    c.push(Change { epoch, key, value, diff: sign });
+                }
+            }
+            if self.keep_state {
+                let entry = self.state.entry((key, value)).or_insert(0);
+                *entry += diff;
+                if *entry == 0 {
+                    self.state.remove(&(key, value));
+                }
+            }
+        }
+        if let Some((path, w)) = &mut self.changes {
+            w.flush().map_err(|e| io_context(path, e))?;
+        }
+        Ok(lines)
+    }
+
+    /// Writes the final result file (atomically: a temporary file renamed into place) and returns
+    /// the collected changes, if collection was asked for.
+    pub fn finish(mut self) -> std::io::Result<Option<Vec<Change>>> {
+        if let Some((path, mut w)) = self.changes.take() {
+            w.flush().map_err(|e| io_context(&path, e))?;
+        }
+        if let Some(path) = &self.output {
+            let tmp = path.with_extension("ripples-tmp");
+            {
+                let f = File::create(&tmp).map_err(|e| io_context(&tmp, e))?;
+                let mut w = BufWriter::with_capacity(1 << 20, f);
+                let mut line = String::new();
+                for (&(key, value), &count) in &self.state {
+                    line.clear();
+                    use std::fmt::Write as _;
+                    let _ = write!(line, "{} ", key);
+                    self.format.write(value, &mut line);
+                    line.push('\n');
+                    for _ in 0..count.max(0) {
+                        w.write_all(line.as_bytes()).map_err(|e| io_context(&tmp, e))?;
+                    }
+                }
+                w.flush().map_err(|e| io_context(&tmp, e))?;
+            }
+            std::fs::rename(&tmp, path).map_err(|e| io_context(path, e))?;
+        }
+        Ok(self.collected.take())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consolidate_sums_and_drops_zeros() {
+        let mut v = vec![((1, 2), 1), ((0, 5), -1), ((1, 2), -1), ((0, 5), 2), ((3, 3), 1)];
+        consolidate(&mut v);
+        assert_eq!(v, vec![((0, 5), 1), ((3, 3), 1)]);
+        let mut w = vec![((1, 1), 1), ((1, 1), -1)];
+        consolidate(&mut w);
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn change_log_and_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let changes = dir.path().join("c.txt");
+        let output = dir.path().join("o.txt");
+        let mut sink = ResultSink::new(ValueFormat::Integer, Some(&changes), Some(&output), true).unwrap();
+        assert_eq!(sink.epoch(0, vec![((2, 1), 1), ((1, 1), 1)]).unwrap(), 2);
+        assert_eq!(sink.epoch(1, vec![((2, 1), -1), ((2, 2), 1), ((9, 9), 1), ((9, 9), -1)]).unwrap(), 2);
+        let collected = sink.finish().unwrap().unwrap();
+        assert_eq!(collected.len(), 4);
+        assert_eq!(std::fs::read_to_string(&changes).unwrap(), "0 1 1 1\n0 2 1 1\n1 2 1 -1\n1 2 2 1\n");
+        assert_eq!(std::fs::read_to_string(&output).unwrap(), "1 1\n2 2\n");
+    }
+}

@@ -1,0 +1,64 @@
+//! The graph-stream model's basic types.
+//!
+//! * A vertex id is a [`Node`] (`u64`) everywhere.
+//! * Logical time is the epoch number, a [`Time`] (`u64`). Epoch 0 is the initial graph; every
+//!   following batch of updates is the next epoch.
+//! * An [`Update`] is `(src, dst, optional weight, ±1)`. Edges form a multiset: `+` adds one copy,
+//!   `-` removes one copy; an edge is present while its count is positive.
+//! * Inside a dataflow an edge is an [`Edge`] `(src, dst, weight_bits)`, where the weight is stored
+//!   as the bit pattern of its `f64` so that edges are totally ordered and hash exactly. An absent
+//!   weight means [`DEFAULT_WEIGHT`]; the identity of an edge copy is `(src, dst, weight)`.
+
+use serde::{Deserialize, Serialize};
+
+/// A vertex id.
+pub type Node = u64;
+/// Logical time: the epoch number.
+pub type Time = u64;
+/// Multiplicity of a change in a differential collection.
+pub type Diff = isize;
+/// An edge inside a dataflow: `(src, dst, f64 weight bits)`.
+pub type Edge = (Node, Node, u64);
+
+/// The weight an edge has when its line gives none.
+pub const DEFAULT_WEIGHT: f64 = 1.0;
+
+/// Bit pattern of an optional weight (absent means [`DEFAULT_WEIGHT`]). `-0.0` is normalised to
+/// `0.0` so that both spellings name the same edge.
+pub fn weight_bits(weight: Option<f64>) -> u64 {
+    let w = weight.unwrap_or(DEFAULT_WEIGHT);
+    if w == 0.0 {
+        0.0f64.to_bits()
+    } else {
+        w.to_bits()
+    }
+}
+
+/// The `f64` weight stored in an [`Edge`].
+pub fn weight_of(edge: &Edge) -> f64 {
+    f64::from_bits(edge.2)
+}
+
+/// One change of the edge multiset.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Update {
+    pub src: Node,
+    pub dst: Node,
+    /// `None` when the line gave no weight ([`DEFAULT_WEIGHT`] is used).
+    pub weight: Option<f64>,
+    /// `+1` (insert one copy) or `-1` (delete one copy).
+    pub diff: i8,
+}
+
+impl Update {
+    pub fn insert(src: Node, dst: Node) -> Self {
+        Update { src, dst, weight: None, diff: 1 }
+    }
+    pub fn delete(src: Node, dst: Node) -> Self {
+        Update { src, dst, weight: None, diff: -1 }
+    }
+    /// The dataflow edge this update changes.
+    pub fn edge(&self) -> Edge {
+        (self.src, self.dst, weight_bits(self.weight))
+    }
+}
