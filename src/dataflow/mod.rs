@@ -12,6 +12,12 @@
 //! A user's own dataflow plugs in through [`custom`]: a closure from [`GraphInput`] to a
 //! [`ResultCollection`] gets the same driver, flags, outputs and metrics as the built-in ones.
 
+pub mod bfs;
+pub mod cdlp;
+pub mod lcc;
+pub mod pagerank;
+pub mod scc;
+pub mod sssp;
 pub mod wcc;
 
 use differential_dataflow::VecCollection;
@@ -38,6 +44,31 @@ pub struct GraphInput<'a> {
 }
 
 impl<'a> GraphInput<'a> {
+    /// The set of present edges as `(src, dst)` pairs, each once (multiplicities and weights
+    /// dropped); with `undirected`, every edge in both directions. Self-loops are kept.
+    pub fn edge_set(&self, undirected: bool) -> VecCollection<'a, Time, (Node, Node), Diff> {
+        let edges = self.edges.clone().map(|(s, d, _)| (s, d));
+        let edges = if undirected {
+            edges.clone().concat(edges.map(|(s, d)| (d, s)))
+        } else {
+            edges
+        };
+        edges.distinct()
+    }
+
+    /// The present edges with their smallest weight: `((src, dst), weight bits)`, one per pair;
+    /// with `undirected`, every edge in both directions. Weights are non-negative, so the
+    /// smallest bit pattern is the smallest weight.
+    pub fn weighted_edge_set(&self, undirected: bool) -> VecCollection<'a, Time, ((Node, Node), u64), Diff> {
+        let edges = self.edges.clone().map(|(s, d, w)| ((s, d), w));
+        let edges = if undirected {
+            edges.clone().concat(edges.map(|((s, d), w)| ((d, s), w)))
+        } else {
+            edges
+        };
+        edges.reduce(|_key, input, output| output.push((*input[0].0, 1)))
+    }
+
     /// The vertex set: vertex-file vertices ∪ endpoints of present edges, each once.
     pub fn vertex_set(&self) -> NodeCollection<'a> {
         self.edges
@@ -72,19 +103,9 @@ impl ValueFormat {
 }
 
 /// Rust's shortest representation that parses back to exactly the same `f64` (`{:e}` form, e.g.
-/// `1.4776291666666667e-1`), `0` for zero, `infinity` for +∞, `-infinity` for −∞, `NaN` for NaN.
+/// `1.4776291666666667e-1`); `infinity` for +∞. See [`crate::graphalytics::format_value_f64`].
 pub fn format_f64(x: f64) -> String {
-    if x.is_nan() {
-        "NaN".to_string()
-    } else if x == f64::INFINITY {
-        "infinity".to_string()
-    } else if x == f64::NEG_INFINITY {
-        "-infinity".to_string()
-    } else if x == 0.0 {
-        "0".to_string()
-    } else {
-        format!("{:e}", x)
-    }
+    crate::graphalytics::format_value_f64(x)
 }
 
 /// An incremental computation over a graph stream.
@@ -145,21 +166,43 @@ where
 }
 
 /// The names of the built-in algorithms `ripples run` accepts.
-pub const ALGORITHMS: &[&str] = &["wcc"];
+pub const ALGORITHMS: &[&str] = &["bfs", "cdlp", "lcc", "pagerank", "scc", "sssp", "wcc"];
 
 /// Parameters of the built-in algorithms, as given on the command line.
 #[derive(Clone, Debug, Default)]
 pub struct Params {
+    /// Source vertex (bfs, sssp); required by them.
     pub source: Option<Node>,
+    /// Read every edge as an edge in both directions.
     pub undirected: bool,
+    /// Iterations (pagerank, cdlp; default 10).
     pub iterations: Option<u32>,
+    /// Damping factor (pagerank; default 0.85).
     pub damping: Option<f64>,
 }
 
 /// Looks up a built-in algorithm by name.
-pub fn by_name(name: &str, _params: &Params) -> anyhow::Result<Box<dyn Algorithm>> {
+pub fn by_name(name: &str, params: &Params) -> anyhow::Result<Box<dyn Algorithm>> {
+    let source = || {
+        params
+            .source
+            .ok_or_else(|| anyhow::anyhow!("{} needs a source vertex (--source S)", name))
+    };
+    let iterations = params.iterations.unwrap_or(10);
     match name {
         "wcc" => Ok(Box::new(wcc::Wcc)),
+        "bfs" => Ok(Box::new(bfs::Bfs { source: source()?, undirected: params.undirected })),
+        "sssp" => Ok(Box::new(sssp::Sssp { source: source()?, undirected: params.undirected })),
+        "scc" => Ok(Box::new(scc::Scc)),
+        "pagerank" | "pr" => {
+            let damping = params.damping.unwrap_or(0.85);
+            if !(0.0..=1.0).contains(&damping) {
+                anyhow::bail!("--damping must be in [0, 1], got {}", damping);
+            }
+            Ok(Box::new(pagerank::PageRank { iterations, damping, undirected: params.undirected }))
+        }
+        "cdlp" => Ok(Box::new(cdlp::Cdlp { iterations, undirected: params.undirected })),
+        "lcc" => Ok(Box::new(lcc::Lcc { undirected: params.undirected })),
         other => anyhow::bail!(
             "unknown algorithm '{}' (known: {})",
             other,

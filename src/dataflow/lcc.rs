@@ -1,0 +1,17 @@
+//! PLACEHOLDER: being written; returns nothing yet.
+
+use super::{Algorithm, GraphInput, ResultCollection};
+
+#[derive(Clone, Debug)]
+pub struct Lcc {
+    pub undirected: bool,
+}
+
+impl Algorithm for Lcc {
+    fn name(&self) -> String {
+        "lcc".to_string()
+    }
+    fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
+        input.edges.filter(|_| false).map(|(s, _, _)| (s, 0))
+    }
+}
