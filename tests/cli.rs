@@ -1,0 +1,295 @@
+//! The `ripples` binary: the command-line contract, checked end to end.
+//!
+//! * `--changes` accumulated per epoch equals the sequential oracle at every epoch, and
+//!   `--output` equals the final state;
+//! * 1 worker, 3 workers and 2 processes on 127.0.0.1 write byte-identical files;
+//! * bad input stops the run with `file:line: problem`, exit status 2, and no output written.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+use ripples::types::Update;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ripples"))
+}
+
+fn ripples(args: &[&str]) -> Output {
+    bin().args(args).output().expect("ripples runs")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+struct Files {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Files {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        Files { _dir: dir, root }
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+}
+
+fn write_stream(files: &Files, stream: &RandomStream) -> (PathBuf, PathBuf, PathBuf) {
+    let g: String = stream.initial.iter().map(|(a, b)| format!("{} {}\n", a, b)).collect();
+    let v: String = stream.vertices.iter().map(|a| format!("{}\n", a)).collect();
+    let mut u = String::from("# an update stream\n");
+    for up in stream.epochs.iter().flatten() {
+        u.push_str(&format!("{} {} {}\n", if up.diff > 0 { "+" } else { "-" }, up.src, up.dst));
+    }
+    (files.write("g.e", &g), files.write("g.v", &v), files.write("u.txt", &u))
+}
+
+fn rebatch(stream: &RandomStream, batch: usize) -> RandomStream {
+    let updates: Vec<Update> = stream.epochs.iter().flatten().copied().collect();
+    RandomStream {
+        vertices: stream.vertices.clone(),
+        initial: stream.initial.clone(),
+        epochs: updates.chunks(batch).map(|c| c.to_vec()).collect(),
+    }
+}
+
+fn run_wcc(files: &Files, tag: &str, extra: &[&str]) -> (String, String, String) {
+    let changes = files.path(&format!("{}-changes.txt", tag));
+    let output = files.path(&format!("{}-output.txt", tag));
+    let stats = files.path(&format!("{}-stats.json", tag));
+    let mut args = vec![
+        "run", "wcc", "--graph", s(&files.path("g.e")).to_string().leak(), "--vertices",
+        s(&files.path("g.v")).to_string().leak(), "--updates", s(&files.path("u.txt")).to_string().leak(),
+        "--batch", "4", "--changes", s(&changes).to_string().leak(), "--output",
+        s(&output).to_string().leak(), "--stats", s(&stats).to_string().leak(), "-q",
+    ];
+    args.extend_from_slice(extra);
+    let out = ripples(&args);
+    assert!(out.status.success(), "ripples failed: {}", String::from_utf8_lossy(&out.stderr));
+    (
+        std::fs::read_to_string(changes).unwrap(),
+        std::fs::read_to_string(output).unwrap(),
+        std::fs::read_to_string(stats).unwrap(),
+    )
+}
+
+#[test]
+fn changes_and_output_match_the_oracle_at_every_epoch() {
+    for seed in [3u64, 4] {
+        let files = Files::new();
+        let stream = rebatch(&random_stream(seed, 30, 25, 12, 4), 4);
+        write_stream(&files, &stream);
+        let (changes, output, stats) = run_wcc(&files, "one", &["-w", "1"]);
+        let parsed = parse_changes(&changes);
+        let states = states_per_epoch(&parsed, stream.epochs.len() as u64);
+        let expected = edge_counts_per_epoch(&stream);
+        for (epoch, counts) in expected.iter().enumerate() {
+            let (vs, es) = oracle_input(&stream.vertices, counts);
+            assert_eq!(states[epoch], ripples::oracle::wcc(&vs, &es), "seed {} epoch {}", seed, epoch);
+        }
+        let last: String = states.last().unwrap().iter().map(|(k, v)| format!("{} {}\n", k, v)).collect();
+        assert_eq!(output, last, "seed {}: --output is not the final state", seed);
+        // One JSON object per epoch plus the summary.
+        let lines: Vec<serde_json::Value> = stats.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), stream.epochs.len() + 2);
+        assert_eq!(lines[0]["epoch"], 0);
+        assert!(lines[1]["latency_ms"].as_f64().unwrap() >= 0.0);
+        let summary = lines.last().unwrap();
+        assert_eq!(summary["summary"], true);
+        assert_eq!(summary["updates"].as_u64().unwrap(), stream.epochs.iter().map(|e| e.len() as u64).sum::<u64>());
+        assert!(summary["latency"]["p99_ms"].as_f64().is_some());
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn one_worker_three_workers_and_two_processes_write_identical_files() {
+    let files = Files::new();
+    let stream = rebatch(&random_stream(21, 50, 40, 15, 4), 4);
+    write_stream(&files, &stream);
+    let one = run_wcc(&files, "w1", &["-w", "1"]);
+    let three = run_wcc(&files, "w3", &["-w", "3"]);
+    assert_eq!(one.0, three.0, "--changes differ between 1 and 3 workers");
+    assert_eq!(one.1, three.1, "--output differs between 1 and 3 workers");
+
+    let hostfile = files.write("hosts", &format!("127.0.0.1:{}\n127.0.0.1:{}\n", free_port(), free_port()));
+    let mut children = Vec::new();
+    for p in 0..2 {
+        let dir = files.path(&format!("p{}", p));
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = bin()
+            .args([
+                "run", "wcc", "--graph", s(&files.path("g.e")), "--vertices", s(&files.path("g.v")),
+                "--updates", s(&files.path("u.txt")), "--batch", "4",
+                "--changes", s(&dir.join("changes.txt")), "--output", s(&dir.join("output.txt")),
+                "-q", "-w", "2", "-n", "2", "-p", &p.to_string(), "--hostfile", s(&hostfile),
+            ])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        children.push(child);
+    }
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "process failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let changes = std::fs::read_to_string(files.path("p0/changes.txt")).unwrap();
+    let output = std::fs::read_to_string(files.path("p0/output.txt")).unwrap();
+    assert_eq!(one.0, changes, "--changes differ between 1 process and 2 processes");
+    assert_eq!(one.1, output, "--output differs between 1 process and 2 processes");
+    assert!(!files.path("p1/changes.txt").exists(), "only process 0 writes");
+}
+
+/// Runs with a bad file and checks status 2, the message, and that nothing was written.
+fn expect_bad_input(graph: &str, updates: Option<&str>, needle: &str) {
+    let files = Files::new();
+    let g = files.write("bad.e", graph);
+    let changes = files.path("changes.txt");
+    let mut args = vec!["run".to_string(), "wcc".into(), "--graph".into(), s(&g).into()];
+    if let Some(u) = updates {
+        let u = files.write("bad.u", u);
+        args.extend(["--updates".into(), s(&u).to_string(), "--batch".into(), "1".into()]);
+    }
+    args.extend(["--changes".into(), s(&changes).to_string(), "-w".into(), "2".into()]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit status for {:?}; stderr: {}", needle, stderr);
+    assert!(stderr.contains(needle), "stderr should contain {:?}, was: {}", needle, stderr);
+    assert!(!stderr.contains("panicked"), "panic: {}", stderr);
+    assert!(!changes.exists(), "nothing may be written on bad input");
+}
+
+#[test]
+fn too_few_fields() {
+    expect_bad_input("1 2\n3\n", None, "bad.e:2: too few fields");
+}
+
+#[test]
+fn non_number() {
+    expect_bad_input("1 2\n# fine\n\n1 x\n", None, "bad.e:4: \"x\" is not a vertex id");
+}
+
+#[test]
+fn negative_id() {
+    expect_bad_input("1 -2\n", None, "bad.e:1: negative vertex id \"-2\"");
+}
+
+#[test]
+fn overflowing_id() {
+    expect_bad_input("1 2\n18446744073709551616 1\n", None, "bad.e:2: vertex id \"18446744073709551616\" is too large");
+}
+
+#[test]
+fn nan_weight() {
+    expect_bad_input("1 2 0.5\n2 3 NaN\n", None, "bad.e:2: weight \"NaN\" is NaN");
+}
+
+#[test]
+fn unknown_sign() {
+    expect_bad_input("1 2\n", Some("+ 2 3\n* 3 4\n"), "bad.u:2: unknown sign \"*\"");
+}
+
+#[test]
+fn deleting_an_edge_that_is_not_present() {
+    // The second deletion of 1-2 removes a copy that is no longer there (epoch 3).
+    expect_bad_input("1 2\n", Some("+ 2 3\n- 1 2\n- 1 2\n"), "bad.u:3: deletion of edge 1 -> 2");
+}
+
+#[test]
+fn error_in_a_late_part_of_a_large_file_is_found_by_its_worker() {
+    let mut g = String::new();
+    for i in 0..20_000u64 {
+        g.push_str(&format!("{} {}\n", i, i + 1));
+    }
+    g.push_str("5 five\n");
+    expect_bad_input(&g, None, "bad.e:20001: \"five\" is not a vertex id");
+}
+
+#[test]
+fn missing_file_unknown_algorithm_and_bad_flag() {
+    let out = ripples(&["run", "wcc", "--graph", "/nonexistent/graph.e"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot read /nonexistent/graph.e"), "{}", err);
+
+    let out = ripples(&["run", "nosuch", "--graph", "/nonexistent/graph.e"]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown algorithm 'nosuch'"), "{}", err);
+
+    let out = ripples(&["run", "wcc", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
+
+    let out = ripples(&["run", "wcc", "--batch", "0", "--updates", "/dev/null"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--batch must be at least 1"));
+
+    let out = ripples(&["run", "wcc", "-n", "2", "-p", "2"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--process 2 is out of range"));
+}
+
+#[test]
+fn generators_write_files_the_runner_reads() {
+    let files = Files::new();
+    let g = files.path("r.e");
+    let out = ripples(&["gen", "rmat", "--scale", "8", "--seed", "7", "--out", s(&g)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&g).unwrap();
+    assert_eq!(text.lines().count(), 16 * 256);
+    let again = files.path("r2.e");
+    ripples(&["gen", "rmat", "--scale", "8", "--seed", "7", "--out", s(&again)]);
+    assert_eq!(text, std::fs::read_to_string(&again).unwrap(), "generators are deterministic");
+
+    let u = files.path("u.txt");
+    let out = ripples(&["gen", "updates", "--graph", s(&g), "--count", "500", "--delete-fraction", "0.5", "--out", s(&u)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let w = files.path("w.txt");
+    let out = ripples(&["gen", "updates", "--graph", s(&g), "--count", "300", "--window", "50", "--out", s(&w)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ripples(&["gen", "er", "--vertices", "100", "--edges", "300", "--out", s(&files.path("er.e"))]);
+    assert!(out.status.success());
+
+    // Both streams run (every deletion is valid) and the change logs reproduce the oracle's end state.
+    for (graph, updates) in [(Some(&g), &u), (None, &w)] {
+        let out_path = files.path("o.txt");
+        let mut args = vec!["run", "wcc", "--updates", s(updates), "--batch", "25", "--output", s(&out_path), "-q"];
+        if let Some(g) = graph {
+            args.extend(["--graph", s(g)]);
+        }
+        let out = ripples(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut counts = std::collections::BTreeMap::new();
+        if graph.is_some() {
+            for l in text.lines() {
+                let f: Vec<u64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+                *counts.entry((f[0], f[1])).or_insert(0i64) += 1;
+            }
+        }
+        for l in std::fs::read_to_string(updates).unwrap().lines() {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let e = (f[1].parse::<u64>().unwrap(), f[2].parse::<u64>().unwrap());
+            *counts.entry(e).or_insert(0) += if f[0] == "+" { 1 } else { -1 };
+        }
+        counts.retain(|_, c| *c > 0);
+        let (vs, es) = oracle_input(&[], &counts);
+        let want: String = ripples::oracle::wcc(&vs, &es).iter().map(|(k, v)| format!("{} {}\n", k, v)).collect();
+        assert_eq!(std::fs::read_to_string(&out_path).unwrap(), want);
+    }
+}
