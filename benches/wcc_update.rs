@@ -1,1 +1,43 @@
-fn main(){}
+//! Per-epoch cost of maintaining WCC: an R-MAT graph (scale 14) is loaded as epoch 0, then a
+//! churn stream (half insertions, half deletions of present edges) is applied in epochs of
+//! 1, 100 and 10,000 updates. Each criterion iteration is one epoch; only update epochs are
+//! timed (from handing the epoch over to the output frontier passing it).
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+
+use ripples::dataflow::wcc::Wcc;
+use ripples::driver::{self, MemoryStream, RunOptions};
+use ripples::sources::{generate, stream};
+
+fn epochs_latency(initial: &[(u64, u64)], batch: usize, epochs: u64, workers: usize) -> Duration {
+    let updates = stream::churn(initial, batch * epochs as usize, 0.5, 42);
+    let mem = MemoryStream {
+        vertices: vec![],
+        initial: initial.iter().map(|&(s, d)| (s, d, None)).collect(),
+        updates,
+        batch,
+    };
+    let mut options = RunOptions::memory(mem, workers);
+    options.collect = false;
+    let report = driver::run(options, Wcc).expect("run").expect("report");
+    let ms: f64 = report.epochs[1..].iter().map(|e| e.latency_ms).sum();
+    Duration::from_secs_f64(ms / 1000.0)
+}
+
+fn bench(c: &mut Criterion) {
+    let initial = generate::rmat(14, 16, 1);
+    let mut group = c.benchmark_group("wcc_epoch");
+    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    for batch in [1usize, 100, 10_000] {
+        group.throughput(Throughput::Elements(batch as u64));
+        group.bench_with_input(BenchmarkId::new("churn_rmat14_w1", batch), &batch, |b, &batch| {
+            b.iter_custom(|iters| epochs_latency(&initial, batch, iters, 1))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -4,6 +4,7 @@
 //! that cannot be read or written, a failed worker).
 
 mod demo;
+mod graphalytics;
 
 use std::path::PathBuf;
 
@@ -29,6 +30,9 @@ pub enum Command {
     Gen(GenCommand),
     /// Generate an R-MAT stream and maintain WCC over a sliding window on all cores.
     Demo(demo::DemoArgs),
+    /// Run the built-in algorithms on an LDBC Graphalytics dataset and check every output with the
+    /// official validation rules (exit status 1 if any check fails).
+    Graphalytics(graphalytics::GraphalyticsArgs),
 }
 
 /// Process layout flags (timely's configuration).
@@ -59,11 +63,10 @@ impl LayoutArgs {
     }
 }
 
-#[derive(Args, Debug)]
-pub struct RunArgs {
-    /// Algorithm to maintain.
-    #[arg(value_name = "ALGORITHM")]
-    pub algorithm: String,
+/// Input, output and layout flags shared by every job: `ripples run` and any user program built
+/// on the library (flatten this into your own clap parser and call [`run_job`]).
+#[derive(Args, Debug, Clone)]
+pub struct JobArgs {
     /// Edge file: the initial graph (epoch 0), `src dst [weight]` per line.
     #[arg(long)]
     pub graph: Option<PathBuf>,
@@ -85,23 +88,73 @@ pub struct RunArgs {
     /// Write per-epoch JSON stats and a summary here.
     #[arg(long)]
     pub stats: Option<PathBuf>,
+    /// No progress on stderr (the summary is still printed).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub layout: LayoutArgs,
+}
+
+impl JobArgs {
+    /// The driver options these flags describe.
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            layout: self.layout.layout(),
+            source: Source::Files(FileSource {
+                graph: self.graph.clone(),
+                vertices: self.vertices.clone(),
+                updates: self.updates.clone(),
+                batch: self.batch,
+            }),
+            output: self.output.clone(),
+            changes: self.changes.clone(),
+            stats: self.stats.clone(),
+            progress: !self.quiet,
+            collect: false,
+        }
+    }
+}
+
+/// Runs `algorithm` as `ripples run` would with these flags: progress on stderr, files written by
+/// process 0, the summary printed at the end.
+pub fn run_job<A: dataflow::Algorithm>(job: &JobArgs, algorithm: A) -> Result<Option<driver::RunReport>, RunError> {
+    let report = driver::run(job.options(), algorithm)?;
+    if let Some(report) = &report {
+        eprintln!("{}", report.summary.human());
+    }
+    Ok(report)
+}
+
+/// Prints an error as the CLI does and returns the exit status (0 for `Ok`).
+pub fn exit_status<T>(result: Result<T, RunError>) -> i32 {
+    match result {
+        Ok(_) => 0,
+        Err(e) => {
+            eprintln!("ripples: error: {}", e);
+            e.exit_code()
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Algorithm to maintain (bfs, cdlp, lcc, pagerank, scc, sssp, wcc).
+    #[arg(value_name = "ALGORITHM")]
+    pub algorithm: String,
     /// Source vertex (bfs, sssp).
     #[arg(long)]
     pub source: Option<u64>,
     /// Read each edge line as an edge in both directions.
     #[arg(long)]
     pub undirected: bool,
-    /// Iterations (pagerank, cdlp).
+    /// Iterations (pagerank, cdlp; default 10).
     #[arg(long)]
     pub iterations: Option<u32>,
-    /// Damping factor (pagerank).
+    /// Damping factor (pagerank; default 0.85).
     #[arg(long)]
     pub damping: Option<f64>,
-    /// No progress on stderr (the summary is still printed).
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
     #[command(flatten)]
-    pub layout: LayoutArgs,
+    pub job: JobArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -163,13 +216,7 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    match dispatch(cli) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("ripples: error: {}", e);
-            e.exit_code()
-        }
-    }
+    exit_status(dispatch(cli))
 }
 
 fn other<E: std::fmt::Display>(e: E) -> RunError {
@@ -182,6 +229,7 @@ pub fn dispatch(cli: Cli) -> Result<(), RunError> {
         Command::Run(args) => run(args),
         Command::Gen(g) => gen(g),
         Command::Demo(args) => demo::demo(args),
+        Command::Graphalytics(args) => graphalytics::graphalytics(args),
     }
 }
 
@@ -193,25 +241,7 @@ fn run(args: RunArgs) -> Result<(), RunError> {
         damping: args.damping,
     };
     let algorithm = dataflow::by_name(&args.algorithm, &params).map_err(|e| RunError::Input(format!("{:#}", e)))?;
-    let options = RunOptions {
-        layout: args.layout.layout(),
-        source: Source::Files(FileSource {
-            graph: args.graph,
-            vertices: args.vertices,
-            updates: args.updates,
-            batch: args.batch,
-        }),
-        output: args.output,
-        changes: args.changes,
-        stats: args.stats,
-        progress: !args.quiet,
-        collect: false,
-    };
-    let report = driver::run(options, algorithm)?;
-    if let Some(report) = report {
-        eprintln!("{}", report.summary.human());
-    }
-    Ok(())
+    run_job(&args.job, algorithm).map(|_| ())
 }
 
 fn gen(command: GenCommand) -> Result<(), RunError> {

@@ -1,11 +1,56 @@
-//! PLACEHOLDER: being written; returns nothing yet.
+//! Breadth-first search (Graphalytics BFS), maintained under edge insertions and deletions.
+//!
+//! **Semantics.** Every vertex of the epoch's vertex set (vertex-file vertices ∪ endpoints of
+//! present edges, [`GraphInput::vertex_set`]) gets the hop count of a shortest path from
+//! `source` along out-edges (along edges in both directions with `undirected`). The source has
+//! 0; a vertex the source does not reach has [`BFS_UNREACHABLE`] = `i64::MAX` =
+//! 9223372036854775807. If the source is not in the epoch's vertex set (never named, or its last
+//! edge was deleted and it is not in the vertex file), every vertex is unreachable; when it
+//! returns, distances are recomputed from it. An edge counts while its multiplicity is positive;
+//! parallel copies, weights and self-loops change nothing (self-loops are dropped on entry).
+//! Vertex ids are full `u64` (0 and ids above 2^32 are ordinary). Values are integers
+//! ([`ValueFormat::Integer`]).
+//!
+//! **How.** Differential min-plus label propagation ([`min_distances`]): inside an iterative
+//! scope, the source proposes 0 to itself, every vertex keeps the minimum proposal it has seen
+//! (a `reduce` whose arrangement is reused), and every kept distance `d` is proposed as `d + 1`
+//! to the out-neighbours (a `join` against the arranged edges). Round `i` of the iteration holds
+//! the distances of the vertices within `i` hops, so each vertex changes in exactly one round.
+//! Vertices the iteration does not reach get [`BFS_UNREACHABLE`] from a final `reduce` (minimum)
+//! over the vertex set with that default.
+//!
+//! **Cost.** State: the arranged edge copies (two records per copy when `undirected`), the
+//! distance arrangement (one record per reached vertex, per round at which it changed), the
+//! vertex-set `distinct` and the final `reduce` (about two records per vertex). An update's work
+//! is proportional to the vertices whose distance changes, times their out-degree, in the rounds
+//! where they change:
+//! * an insertion `(u, v)` with `d(u) + 1 < d(v)` re-labels `v` and whatever it shortens
+//!   downstream; otherwise it costs one proposal to `v` (a look at `v`'s proposals) and stops;
+//! * a deletion of an edge no shortest path uses stops at `v` the same way; one on a shortest
+//!   path retracts `v`'s distance and everything derived from it, which then settles at its next
+//!   best distance (or unreachable), so the work is the size of the affected BFS sub-tree, and
+//!   the number of rounds up to its depth;
+//! * a vertex that appears or vanishes also changes one record of the output `reduce`.
+//!
+//! Deleting the source's last edge (when it is not in the vertex file) retracts every distance;
+//! that is inherent in the semantics.
 
-use super::{Algorithm, GraphInput, ResultCollection};
-use crate::types::Node;
+use differential_dataflow::trace::implementations::{ValBuilder, ValSpine};
+use differential_dataflow::operators::iterate::Variable;
+use differential_dataflow::{ExchangeData, VecCollection};
+use timely::order::Product;
 
+use super::{Algorithm, GraphInput, NodeCollection, ResultCollection};
+use crate::types::{Diff, Node, Time};
+
+pub use crate::oracle::BFS_UNREACHABLE;
+
+/// Breadth-first search hop counts from `source`.
 #[derive(Clone, Debug)]
 pub struct Bfs {
+    /// The source vertex.
     pub source: Node,
+    /// Follow every edge in both directions.
     pub undirected: bool,
 }
 
@@ -14,6 +59,71 @@ impl Algorithm for Bfs {
         "bfs".to_string()
     }
     fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
-        input.edges.filter(|_| false).map(|(s, _, _)| (s, 0))
+        bfs(input, self.source, self.undirected)
     }
+}
+
+/// Builds the BFS dataflow: `(vertex, hop count from source or BFS_UNREACHABLE)` for every
+/// vertex of the vertex set.
+pub fn bfs<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> ResultCollection<'a> {
+    let vertices = input.vertex_set();
+    let edges = input.edges.clone().flat_map(move |(s, d, _)| {
+        let forward = (s != d).then_some((s, (d, ())));
+        let backward = (undirected && s != d).then_some((d, (s, ())));
+        forward.into_iter().chain(backward)
+    });
+    let roots = vertices.clone().filter(move |v| *v == source).map(|v| (v, 0u64));
+    let distances = min_distances(edges, roots, |d: &u64, _: &()| d + 1);
+    with_default(vertices, distances, BFS_UNREACHABLE)
+}
+
+/// Min-plus propagation from `roots` along `edges`: `(vertex, smallest value)` over every walk
+/// from a root `(r, v0)`, a walk's value being `extend` applied edge by edge. `extend` must be
+/// monotone (`extend(d, e) >= d`), so that the minimum is reached by a path and the iteration
+/// stops; the values' `Ord` is the one minimised.
+///
+/// `edges` are `(src, (dst, payload))`, one record per copy (copies only add redundant
+/// proposals). Unreached vertices are absent from the result.
+pub fn min_distances<'a, E, V, F>(
+    edges: VecCollection<'a, Time, (Node, (Node, E)), Diff>,
+    roots: VecCollection<'a, Time, (Node, V), Diff>,
+    extend: F,
+) -> VecCollection<'a, Time, (Node, V), Diff>
+where
+    E: ExchangeData,
+    V: ExchangeData,
+    F: Fn(&V, &E) -> V + 'static,
+{
+    let edges = edges.arrange_by_key_named("ArrangeEdges");
+    let outer = roots.scope();
+    outer.scoped::<Product<Time, usize>, _, _>("MinDistances", |scope| {
+        let edges = edges.enter(scope);
+        let roots = roots.enter(scope);
+        let (proposals_bind, proposals) =
+            Variable::new(scope, Product::new(Default::default(), 1usize));
+        let distances = proposals
+            .concat(roots)
+            .reduce_abelian::<_, ValBuilder<_, _, _, _>, ValSpine<_, _, _, _>>(
+                "MinDistance",
+                |_vertex, input, output| output.push((input[0].0.clone(), 1)),
+            );
+        let next = distances
+            .clone()
+            .join_core(edges, move |_src, d, (dst, e)| Some((*dst, extend(d, e))));
+        proposals_bind.set(next);
+        distances.as_collection(|k, v| (*k, v.clone())).leave(outer)
+    })
+}
+
+/// `values` completed with `(v, default)` for every vertex of `vertices` without a value; where
+/// a vertex has values, the smallest one below `default` wins. Every value of `values` must
+/// belong to a vertex of `vertices` and be at most `default`.
+pub fn with_default<'a>(
+    vertices: NodeCollection<'a>,
+    values: ResultCollection<'a>,
+    default: u64,
+) -> ResultCollection<'a> {
+    values
+        .concat(vertices.map(move |v| (v, default)))
+        .reduce(|_vertex, input, output| output.push((*input[0].0, 1)))
 }

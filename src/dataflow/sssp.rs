@@ -1,11 +1,55 @@
-//! PLACEHOLDER: being written; returns nothing yet.
+//! Single-source shortest paths (Graphalytics SSSP), maintained under edge insertions and
+//! deletions.
+//!
+//! **Semantics.** Every vertex of the epoch's vertex set (vertex-file vertices ∪ endpoints of
+//! present edges) gets the length of a shortest path from `source` along out-edges (along edges
+//! in both directions with `undirected`), a path's length being the `f64` sum of its edge weights
+//! (weights are `>= 0`, zero allowed; an edge without a weight weighs
+//! [`DEFAULT_WEIGHT`](crate::types::DEFAULT_WEIGHT)). The source has 0.0; a vertex the source
+//! does not reach has `f64::INFINITY`. If the source is not in the epoch's vertex set (never
+//! named, or its last edge was deleted and it is not in the vertex file), every vertex is
+//! unreachable. An edge copy is `(src, dst, weight)`; while several copies of a pair with
+//! different weights are present the smallest weight counts. Self-loops change nothing (they are
+//! dropped on entry). Values are the `f64` bit patterns ([`ValueFormat::Float`]); for
+//! non-negative `f64` the bit order is the numeric order, so a minimum over bits is a minimum
+//! over lengths.
+//!
+//! **Exactness.** Each distance is the sum, in path order, of the weights of one shortest path,
+//! as Dijkstra computes it; when several paths have the same real length their rounded sums may
+//! differ in the last bits, so values agree with a from-scratch Dijkstra to about `1e-15`
+//! relative times the path length in hops. The dataflow is deterministic, so a value that is
+//! retracted is retracted bit-identically.
+//!
+//! **How.** Differential Bellman–Ford, i.e. min-plus label propagation
+//! ([`min_distances`](super::bfs::min_distances)): inside an iterative scope the source proposes
+//! 0.0 to itself, every vertex keeps its smallest proposal (a `reduce` whose arrangement is
+//! reused) and proposes `d + w` along each out-edge copy (a `join` against the arranged edges, so
+//! a heavier parallel copy only adds a proposal that loses). Round `i` holds the shortest paths
+//! of at most `i` edges. Unreached vertices get infinity from a final `reduce` (minimum) over the
+//! vertex set with that default (whose bits exceed every finite length's).
+//!
+//! **Cost.** State: the arranged edge copies (two per copy when `undirected`), the distance
+//! arrangement (one record per vertex per round in which its at-most-`i`-edges distance
+//! improves), the vertex-set `distinct` and the final `reduce`. An update's work is proportional
+//! to the vertices whose distance (in any round) changes, times their out-degree:
+//! * inserting `(u, v, w)` with `d(u) + w >= d(v)` costs one losing proposal at `v`; otherwise it
+//!   shortens `v` and everything whose shortest path now runs through `v`;
+//! * deleting a copy no shortest path uses stops at `v` likewise; deleting one that shortest
+//!   paths use retracts the affected shortest-path sub-tree, which settles at its next best
+//!   distances (or infinity);
+//! * unlike BFS, a vertex may improve in several rounds (a longer path that is lighter), so the
+//!   per-vertex work is the number of improving rounds, not one.
 
-use super::{Algorithm, GraphInput, ResultCollection};
+use super::bfs::{min_distances, with_default};
+use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
 use crate::types::Node;
 
+/// Single-source shortest paths from `source`.
 #[derive(Clone, Debug)]
 pub struct Sssp {
+    /// The source vertex.
     pub source: Node,
+    /// Follow every edge in both directions.
     pub undirected: bool,
 }
 
@@ -14,6 +58,28 @@ impl Algorithm for Sssp {
         "sssp".to_string()
     }
     fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
-        input.edges.filter(|_| false).map(|(s, _, _)| (s, 0))
+        sssp(input, self.source, self.undirected)
     }
+    fn value_format(&self) -> ValueFormat {
+        ValueFormat::Float
+    }
+}
+
+/// Builds the SSSP dataflow: `(vertex, shortest path length bits or f64::INFINITY bits)` for
+/// every vertex of the vertex set.
+pub fn sssp<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> ResultCollection<'a> {
+    let vertices = input.vertex_set();
+    let edges = input.edges.clone().flat_map(move |(s, d, w)| {
+        let forward = (s != d).then_some((s, (d, w)));
+        let backward = (undirected && s != d).then_some((d, (s, w)));
+        forward.into_iter().chain(backward)
+    });
+    let roots = vertices
+        .clone()
+        .filter(move |v| *v == source)
+        .map(|v| (v, 0.0f64.to_bits()));
+    let distances = min_distances(edges, roots, |d: &u64, w: &u64| {
+        (f64::from_bits(*d) + f64::from_bits(*w)).to_bits()
+    });
+    with_default(vertices, distances, f64::INFINITY.to_bits())
 }

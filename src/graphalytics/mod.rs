@@ -5,12 +5,15 @@
 //!   directory.
 //! * [`mod@validate`] reads output files ([`read_output`]) and compares an actual output with the
 //!   expected one under the official rule of each algorithm ([`Algorithm::rule`], [`validate()`]).
+//! * [`runner`] runs the built-in dataflows on every graph of a dataset and validates their
+//!   outputs (`ripples graphalytics`).
 //! * [`format_value_f64`] is the one way this crate writes a floating-point output value.
 //!
 //! The validation data and a short statement of the specification live in
 //! `tests/data/graphalytics/` (see its `SPEC.md`, `README.md` and `NOTICE`).
 
 pub mod properties;
+pub mod runner;
 pub mod validate;
 
 pub use properties::{discover, Algorithm, GraphSpec};
