@@ -1,0 +1,76 @@
+//! **Live input**: streams that never finish. Update lines arrive on stdin, over TCP, or from a
+//! growing file; epochs close by count, by wall clock or by the producer's `commit`; every
+//! accepted epoch can be made durable (`--state-dir`) and a restarted run continues exactly where
+//! the last durable epoch left off.
+//!
+//! The pieces, one concept per file:
+//! * [`durability`] — the state directory: a checksummed, fsynced write-ahead log of accepted
+//!   epochs, periodic snapshots of the consolidated edge multiset, and recovery (including torn
+//!   log tails and corrupt snapshots).
+//! * [`reader`] — the front end: reads update lines, validates them against the current edge
+//!   multiset, closes epochs, logs them, answers producers, applies backpressure, and hands each
+//!   epoch to the driver's workers.
+//!
+//! The contract between the front end and the driver is [`EpochBatch`] values sent, in epoch
+//! order without gaps, to every local worker, and [`Progress`], through which the driver reports
+//! completed epochs back (for backpressure and for `ok E` answers without a state directory).
+
+pub mod durability;
+pub mod reader;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::{Time, Update};
+
+/// One closed, validated epoch of updates.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpochBatch {
+    pub epoch: Time,
+    pub updates: Vec<Update>,
+}
+
+/// What the driver must do before live epochs start, after a restart.
+#[derive(Clone, Debug, Default)]
+pub struct Recovery {
+    /// The epoch the snapshot describes (0 without a snapshot).
+    pub base_epoch: Time,
+    /// The consolidated edge multiset at `base_epoch`: one entry per present edge copy.
+    pub base_updates: Vec<Update>,
+    /// Logged epochs after `base_epoch`, in order.
+    pub replay: Vec<EpochBatch>,
+    /// The last epoch whose changes are already in the `--changes` file (output for epochs up to
+    /// here is recomputed but not written again).
+    pub written_through: Option<Time>,
+}
+
+/// Shared progress counters between the driver and the front end.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Epochs `0..completed` are complete in the dataflow (their output is written).
+    completed: AtomicU64,
+    /// Set when the driver stopped (error or end); the front end stops waiting.
+    stopped: std::sync::atomic::AtomicBool,
+}
+
+impl Progress {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Progress::default())
+    }
+    /// Marks every epoch `<= epoch` complete.
+    pub fn complete(&self, epoch: Time) {
+        self.completed.fetch_max(epoch + 1, Ordering::SeqCst);
+    }
+    /// Number of epochs completed (epochs `0..n`).
+    pub fn completed(&self) -> u64 {
+        self.completed.load(Ordering::SeqCst)
+    }
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+}
