@@ -18,6 +18,7 @@ pub mod lcc;
 pub mod pagerank;
 pub mod scc;
 pub mod sssp;
+pub mod union_find;
 pub mod wcc;
 
 use differential_dataflow::VecCollection;
@@ -41,6 +42,10 @@ pub struct GraphInput<'a> {
     /// The vertices named by the vertex file, if one was given (empty otherwise). The vertex set
     /// of an epoch is these vertices together with the endpoints of the edges present.
     pub vertices: NodeCollection<'a>,
+    /// True when the driver knows that the stream never deletes an edge (every update file line
+    /// is an insertion, or live input declared `--insert-only`); algorithms may then choose an
+    /// insert-only fast path. A deletion reaching such a dataflow is a bug in the driver.
+    pub insert_only: bool,
 }
 
 impl<'a> GraphInput<'a> {
@@ -191,6 +196,7 @@ pub fn by_name(name: &str, params: &Params) -> anyhow::Result<Box<dyn Algorithm>
     let iterations = params.iterations.unwrap_or(10);
     match name {
         "wcc" => Ok(Box::new(wcc::Wcc)),
+        "wcc-general" => Ok(Box::new(wcc::WccGeneral)),
         "bfs" => Ok(Box::new(bfs::Bfs { source: source()?, undirected: params.undirected })),
         "sssp" => Ok(Box::new(sssp::Sssp { source: source()?, undirected: params.undirected })),
         "scc" => Ok(Box::new(scc::Scc)),

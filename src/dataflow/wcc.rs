@@ -5,29 +5,69 @@
 //! edge counts while its multiplicity is positive; self-loops and parallel edges change nothing.
 //! A vertex that loses its last edge and is not in the vertex file leaves the result.
 //!
-//! **How.** Differential label propagation with prioritised label introduction
-//! (`differential_dataflow::algorithms::graphs::propagate_at`) over the symmetrised edge
-//! multiset: each vertex starts with its own id as label, labels flow along edges and every vertex
-//! keeps the minimum it has seen; smaller labels are introduced in earlier rounds so that the
-//! winning label usually floods the component before larger ones are tried.
+//! Two implementations produce the same differential collection of `(vertex, smallest id)`
+//! changes, so everything downstream composes and the change logs are identical:
 //!
-//! **Cost.** State: one arrangement of the symmetrised edges (2 records per edge copy), the label
-//! arrangement (1 record per vertex) and the vertex-set `distinct`. An update's work is
-//! proportional to the number of vertices whose label changes times their degree, plus the
-//! rounds to re-flood: an insertion that merges two components relabels the one with the larger
-//! minimum; a deletion that splits a component relabels the part that lost the minimum (and, as
-//! in any label propagation, retracts the old label along that part first, up to its diameter in
-//! rounds). Deletions inside a component that do not split it usually cost little.
+//! **General path** ([`WccGeneral`], and [`Wcc`] when the stream deletes). Differential label
+//! propagation with prioritised label introduction
+//! (`differential_dataflow::algorithms::graphs::propagate_at`) over the symmetrised edge multiset:
+//! each vertex starts with its own id as label, labels flow along edges, every vertex keeps the
+//! minimum it has seen; smaller labels are introduced in earlier rounds so that the winning label
+//! usually floods its component before larger ones are tried.
+//! *State:* the symmetrised edges arranged (2 records per edge copy), the labels (1 per vertex),
+//! the vertex-set `distinct`. *Cost of an update:* proportional to the vertices whose label
+//! changes times their degree, plus the rounds to re-flood. An insertion that merges two
+//! components relabels the one with the larger minimum; a deletion that splits a component
+//! relabels the part that lost the minimum (retracting the old label along that part first, up to
+//! its diameter in rounds). A deletion that does not split a component usually costs little.
+//!
+//! **Insert-only fast path** ([`Wcc`] when the driver knows the stream never deletes). The
+//! summary approach of gelly-streaming, on timely: each worker keeps a disjoint-set forest of its
+//! own share of the edges and forwards only the edges that joined two of its local components (a
+//! spanning forest: at most one per vertex, ever) and the vertices it sees for the first time; one
+//! worker merges these summaries into a global disjoint-set forest that knows each component's
+//! smallest id and its members, and emits, per epoch, the label changes of exactly the vertices
+//! whose smallest id changed. Epochs are processed in order as the frontier passes them.
+//! *State:* no edges at all: per worker ~30 bytes per vertex it has seen, plus ~60 bytes per
+//! vertex at the merging worker. *Cost of an update:* near O(1) per edge at its worker
+//! (two hash lookups and a union-find step); a merge of two components costs O(size of the one
+//! whose smallest id is larger) at the merging worker — the same output the general path must
+//! produce.
 
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
+use differential_dataflow::AsCollection;
+use std::collections::BTreeMap;
+use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::{Capability, Concat};
 
+use super::union_find::{HashUnionFind, LabelledUnionFind};
 use super::{Algorithm, GraphInput, ResultCollection};
+use crate::types::{Diff, Edge, Node, Time};
 
-/// Weakly connected components (general path: insertions and deletions).
+/// Weakly connected components: the insert-only fast path when the stream never deletes, the
+/// general differential path otherwise.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Wcc;
 
+/// Weakly connected components, always on the general (fully dynamic) differential path.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WccGeneral;
+
 impl Algorithm for Wcc {
+    fn name(&self) -> String {
+        "wcc".to_string()
+    }
+    fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
+        if input.insert_only {
+            wcc_insert_only(input)
+        } else {
+            wcc(input)
+        }
+    }
+}
+
+impl Algorithm for WccGeneral {
     fn name(&self) -> String {
         "wcc".to_string()
     }
@@ -36,10 +76,130 @@ impl Algorithm for Wcc {
     }
 }
 
-/// Builds the WCC dataflow: `(vertex, smallest id in its component)`.
+/// The general path: `(vertex, smallest id in its component)` under insertions and deletions.
 pub fn wcc<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     let nodes = input.vertex_set().map(|n| (n, n));
     let edges = input.edges.clone().map(|(s, d, _)| (s, d));
     let symmetric = edges.clone().concat(edges.map(|(s, d)| (d, s)));
     propagate_at(symmetric, nodes, |label: &u64| *label)
+}
+
+/// Holds records per time until the frontier passes that time; returns the completed times in
+/// order with their capability and records.
+struct TimeStash<D> {
+    pending: BTreeMap<Time, (Capability<Time>, Vec<D>)>,
+}
+
+impl<D> TimeStash<D> {
+    fn new() -> Self {
+        TimeStash { pending: BTreeMap::new() }
+    }
+    fn ready(&mut self, frontier: &timely::progress::frontier::MutableAntichain<Time>) -> Vec<(Capability<Time>, Vec<D>)> {
+        let mut out = Vec::new();
+        while let Some((&t, _)) = self.pending.first_key_value() {
+            if frontier.less_equal(&t) {
+                break;
+            }
+            let (_, entry) = self.pending.pop_first().expect("non-empty");
+            out.push(entry);
+        }
+        out
+    }
+}
+
+/// The insert-only fast path: local spanning forests per worker, merged at worker 0.
+/// Every edge reaching it must be an insertion (diff > 0).
+pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
+    type Summary = ((Node, Node), Time, Diff);
+
+    // Stage 1: each worker's own share (no exchange), in time order.
+    let forest = input.edges.inner.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Summary>>, _, _, _>(
+        Pipeline,
+        "WccLocalForest",
+        |_capability, _info| {
+            let mut stash: TimeStash<(Edge, Time, Diff)> = TimeStash::new();
+            let mut uf = HashUnionFind::new();
+            move |(input, frontier), output| {
+                input.for_each(|cap, data| {
+                    for (edge, time, diff) in data.drain(..) {
+                        stash
+                            .pending
+                            .entry(time)
+                            .or_insert_with(|| (cap.delayed(&time, 0), Vec::new()))
+                            .1
+                            .push((edge, time, diff));
+                    }
+                });
+                for (cap, records) in stash.ready(frontier) {
+                    let mut session = output.session(&cap);
+                    let t = *cap.time();
+                    for ((s, d, _w), _time, diff) in records {
+                        assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
+                        let (is_, new_s) = uf.index(s);
+                        if new_s {
+                            session.give(((s, s), t, 1));
+                        }
+                        let (id, new_d) = uf.index(d);
+                        if new_d {
+                            session.give(((d, d), t, 1));
+                        }
+                        if s != d && uf_union(&mut uf, is_, id) {
+                            session.give(((s, d), t, 1));
+                        }
+                    }
+                }
+            }
+        },
+    );
+
+    // Vertex-file vertices join the summaries as (v, v).
+    let vertices = input.vertices.map(|v| (v, v)).inner;
+    let summaries = forest.concat(vertices);
+
+    // Stage 2: merge every summary at worker 0, in time order, and emit label changes.
+    summaries
+        .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<((Node, u64), Time, Diff)>>, _, _, _>(
+            Exchange::new(|_x: &Summary| 0u64),
+            "WccMergeForests",
+            |_capability, _info| {
+                let mut stash: TimeStash<Summary> = TimeStash::new();
+                let mut uf = LabelledUnionFind::new();
+                let mut changes = Vec::new();
+                move |(input, frontier), output| {
+                    input.for_each(|cap, data| {
+                        for (pair, time, diff) in data.drain(..) {
+                            stash
+                                .pending
+                                .entry(time)
+                                .or_insert_with(|| (cap.delayed(&time, 0), Vec::new()))
+                                .1
+                                .push((pair, time, diff));
+                        }
+                    });
+                    for (cap, records) in stash.ready(frontier) {
+                        for ((a, b), _time, diff) in records {
+                            assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
+                            if a == b {
+                                uf.add(a);
+                            } else {
+                                uf.union(a, b);
+                            }
+                        }
+                        changes.clear();
+                        uf.drain_changes(&mut changes);
+                        let t = *cap.time();
+                        let mut session = output.session(&cap);
+                        for &(record, diff) in changes.iter() {
+                            session.give((record, t, diff));
+                        }
+                    }
+                }
+            },
+        )
+        .as_collection()
+}
+
+#[inline]
+fn uf_union(uf: &mut HashUnionFind, a: u32, b: u32) -> bool {
+    uf.union_indices(a, b)
 }

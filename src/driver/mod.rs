@@ -173,6 +173,7 @@ fn run_worker<A: Algorithm>(
         return Err(RunError::Other(e));
     }
 
+    let insert_only = !facts.has_deletions;
     let buffer: SinkBuffer = Rc::new(RefCell::new(BTreeMap::new()));
     let mut edges_in: InputSession<Time, Edge, Diff> = InputSession::new();
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
@@ -186,6 +187,7 @@ fn run_worker<A: Algorithm>(
             let input = GraphInput {
                 edges: edges_in.to_collection(scope),
                 vertices: vertices_in.to_collection(scope),
+                insert_only,
             };
             let result = algorithm.build(input);
             result

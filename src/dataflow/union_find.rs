@@ -1,0 +1,294 @@
+//! Union-find (disjoint-set forest) structures used by the insert-only WCC fast path and by the
+//! sequential baselines of `ripples bench`.
+//!
+//! * [`DenseUnionFind`] — over dense `u32` indices: union by size, path halving. Nearly O(1)
+//!   amortised per operation (inverse Ackermann).
+//! * [`HashUnionFind`] — over sparse `u64` vertex ids: a hash map (FxHash) from ids to dense
+//!   indices in front of a [`DenseUnionFind`].
+//! * [`LabelledUnionFind`] — a [`HashUnionFind`] that also knows each component's smallest id and
+//!   can enumerate a component's members (a circular "next" list per component, spliced in O(1)
+//!   on union), so that it can report which vertices' labels (smallest id in the component)
+//!   changed.
+
+use rustc_hash::FxHashMap;
+
+use crate::types::Node;
+
+/// Union-find over `0..n`.
+#[derive(Clone, Debug, Default)]
+pub struct DenseUnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl DenseUnionFind {
+    pub fn new() -> Self {
+        DenseUnionFind::default()
+    }
+    pub fn with_len(n: usize) -> Self {
+        DenseUnionFind { parent: (0..n as u32).collect(), size: vec![1; n] }
+    }
+    /// Adds a new singleton; returns its index.
+    pub fn push(&mut self) -> u32 {
+        let i = self.parent.len() as u32;
+        self.parent.push(i);
+        self.size.push(1);
+        i
+    }
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+    /// The root of `x`'s tree (path halving).
+    #[inline]
+    pub fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let grand = self.parent[self.parent[x as usize] as usize];
+            self.parent[x as usize] = grand;
+            x = grand;
+        }
+        x
+    }
+    /// Merges the sets of roots `a` and `b` (both must be roots, distinct); returns the new root.
+    #[inline]
+    pub fn link(&mut self, a: u32, b: u32) -> u32 {
+        let (big, small) = if self.size[a as usize] >= self.size[b as usize] { (a, b) } else { (b, a) };
+        self.parent[small as usize] = big;
+        self.size[big as usize] += self.size[small as usize];
+        big
+    }
+    /// Merges the sets of `a` and `b`; returns whether they were different.
+    #[inline]
+    pub fn union(&mut self, a: u32, b: u32) -> bool {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            false
+        } else {
+            self.link(ra, rb);
+            true
+        }
+    }
+    /// Bytes of heap memory held.
+    pub fn heap_bytes(&self) -> usize {
+        (self.parent.capacity() + self.size.capacity()) * 4
+    }
+}
+
+/// Union-find over `u64` ids.
+#[derive(Clone, Debug, Default)]
+pub struct HashUnionFind {
+    index: FxHashMap<Node, u32>,
+    ids: Vec<Node>,
+    uf: DenseUnionFind,
+}
+
+impl HashUnionFind {
+    pub fn new() -> Self {
+        HashUnionFind::default()
+    }
+    /// The dense index of `id`, and whether it was new.
+    #[inline]
+    pub fn index(&mut self, id: Node) -> (u32, bool) {
+        let next = self.ids.len() as u32;
+        let mut new = false;
+        let i = *self.index.entry(id).or_insert_with(|| {
+            new = true;
+            next
+        });
+        if new {
+            self.ids.push(id);
+            self.uf.push();
+        }
+        (i, new)
+    }
+    /// Merges the sets of `a` and `b`; returns whether they were different.
+    #[inline]
+    pub fn union(&mut self, a: Node, b: Node) -> bool {
+        let (ia, _) = self.index(a);
+        let (ib, _) = self.index(b);
+        self.uf.union(ia, ib)
+    }
+    /// Merges the sets of two dense indices (from [`HashUnionFind::index`]).
+    #[inline]
+    pub fn union_indices(&mut self, a: u32, b: u32) -> bool {
+        self.uf.union(a, b)
+    }
+    /// Number of distinct ids seen.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+    /// Every id with the smallest id of its set.
+    pub fn labels(&mut self) -> Vec<(Node, Node)> {
+        let n = self.ids.len();
+        let mut min = vec![Node::MAX; n];
+        for i in 0..n as u32 {
+            let r = self.uf.find(i) as usize;
+            min[r] = min[r].min(self.ids[i as usize]);
+        }
+        (0..n as u32).map(|i| (self.ids[i as usize], min[self.uf.find(i) as usize])).collect()
+    }
+    /// Approximate bytes of heap memory held.
+    pub fn heap_bytes(&self) -> usize {
+        self.index.capacity() * (8 + 4 + 1) + self.ids.capacity() * 8 + self.uf.heap_bytes()
+    }
+}
+
+/// Union-find over `u64` ids that tracks each component's smallest id and reports label changes.
+#[derive(Clone, Debug, Default)]
+pub struct LabelledUnionFind {
+    index: FxHashMap<Node, u32>,
+    ids: Vec<Node>,
+    uf: DenseUnionFind,
+    /// Smallest id of the component, valid at roots.
+    min: Vec<Node>,
+    /// Circular list of the members of each component.
+    next: Vec<u32>,
+    /// Vertices touched since the last [`LabelledUnionFind::drain_changes`], with their label
+    /// before (`None`: the vertex is new).
+    touched: FxHashMap<u32, Option<Node>>,
+}
+
+impl LabelledUnionFind {
+    pub fn new() -> Self {
+        LabelledUnionFind::default()
+    }
+
+    fn index(&mut self, id: Node) -> u32 {
+        if let Some(&i) = self.index.get(&id) {
+            return i;
+        }
+        let i = self.ids.len() as u32;
+        self.index.insert(id, i);
+        self.ids.push(id);
+        self.uf.push();
+        self.min.push(id);
+        self.next.push(i);
+        self.touched.insert(i, None);
+        i
+    }
+
+    /// Makes sure `id` is a vertex (a singleton if new).
+    pub fn add(&mut self, id: Node) {
+        self.index(id);
+    }
+
+    /// The current label (smallest id in the component) of `id`, if it is a vertex.
+    pub fn label(&mut self, id: Node) -> Option<Node> {
+        let i = *self.index.get(&id)?;
+        let r = self.uf.find(i);
+        Some(self.min[r as usize])
+    }
+
+    /// Connects `a` and `b` (adding them if new).
+    pub fn union(&mut self, a: Node, b: Node) {
+        let ia = self.index(a);
+        let ib = self.index(b);
+        let (ra, rb) = (self.uf.find(ia), self.uf.find(ib));
+        if ra == rb {
+            return;
+        }
+        let (ma, mb) = (self.min[ra as usize], self.min[rb as usize]);
+        // The component with the larger minimum is relabelled: remember its members' old label.
+        let (relabelled, old) = if ma < mb { (rb, mb) } else { (ra, ma) };
+        let mut v = relabelled;
+        loop {
+            self.touched.entry(v).or_insert(Some(old));
+            v = self.next[v as usize];
+            if v == relabelled {
+                break;
+            }
+        }
+        let root = self.uf.link(ra, rb);
+        self.min[root as usize] = ma.min(mb);
+        self.next.swap(ra as usize, rb as usize);
+    }
+
+    /// The label changes since the last call, as `((vertex, label), diff)`: for every touched
+    /// vertex whose label differs from before, a retraction of the old label (unless new) and an
+    /// insertion of the new one.
+    pub fn drain_changes(&mut self, out: &mut Vec<((Node, Node), isize)>) {
+        let touched = std::mem::take(&mut self.touched);
+        for (i, old) in touched {
+            let new = self.min[self.uf.find(i) as usize];
+            if old != Some(new) {
+                let id = self.ids[i as usize];
+                if let Some(old) = old {
+                    out.push(((id, old), -1));
+                }
+                out.push(((id, new), 1));
+            }
+        }
+    }
+
+    /// Number of vertices.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+    /// Approximate bytes of heap memory held.
+    pub fn heap_bytes(&self) -> usize {
+        self.index.capacity() * (8 + 4 + 1)
+            + self.ids.capacity() * 8
+            + self.uf.heap_bytes()
+            + self.min.capacity() * 8
+            + self.next.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    #[test]
+    fn labelled_union_find_reports_exactly_the_label_changes() {
+        for seed in 0..20u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut uf = LabelledUnionFind::new();
+            let mut labels: BTreeMap<Node, Node> = BTreeMap::new();
+            let mut edges = Vec::new();
+            for _round in 0..30 {
+                for _ in 0..rng.gen_range(0..8) {
+                    let (a, b) = (rng.gen_range(0..60u64), rng.gen_range(0..60u64));
+                    if rng.gen_bool(0.2) {
+                        uf.add(a);
+                        edges.push((a, a, 1.0));
+                    } else {
+                        uf.union(a, b);
+                        edges.push((a, b, 1.0));
+                    }
+                }
+                let mut changes = Vec::new();
+                uf.drain_changes(&mut changes);
+                for ((v, l), d) in changes {
+                    if d > 0 {
+                        assert!(labels.insert(v, l).is_none(), "seed {}: two labels for {}", seed, v);
+                    } else {
+                        assert_eq!(labels.remove(&v), Some(l), "seed {}: retracted a label not held", seed);
+                    }
+                }
+                let vs: BTreeSet<Node> = crate::oracle::vertex_set([], &edges);
+                assert_eq!(labels, crate::oracle::wcc(&vs, &edges), "seed {}", seed);
+            }
+        }
+    }
+
+    #[test]
+    fn hash_union_find_labels() {
+        let mut uf = HashUnionFind::new();
+        for (a, b) in [(1, 2), (1, 3), (2, 3), (1, 5), (6, 7), (8, 9), (u64::MAX, 9)] {
+            uf.union(a, b);
+        }
+        let mut l = uf.labels();
+        l.sort();
+        assert_eq!(l, vec![(1, 1), (2, 1), (3, 1), (5, 1), (6, 6), (7, 6), (8, 8), (9, 8), (u64::MAX, 8)]);
+    }
+}
