@@ -29,7 +29,14 @@ fn all_checks() -> BTreeSet<(String, Algorithm)> {
 fn describe(failed: &[&CheckResult]) -> String {
     failed
         .iter()
-        .map(|r| format!("  {} {}: {}", r.graph, r.algorithm, r.message.as_deref().unwrap_or("?")))
+        .map(|r| {
+            format!(
+                "  {} {}: {}",
+                r.graph,
+                r.algorithm,
+                r.message.as_deref().unwrap_or("?")
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -39,7 +46,10 @@ fn library_conformance(workers: usize) {
     let results =
         runner::run_checks(&graphs_dir(), &Selection::default(), workers, |_| seen += 1).unwrap();
     assert_eq!(seen, results.len());
-    let listed: BTreeSet<_> = results.iter().map(|r| (r.graph.clone(), r.algorithm)).collect();
+    let listed: BTreeSet<_> = results
+        .iter()
+        .map(|r| (r.graph.clone(), r.algorithm))
+        .collect();
     assert_eq!(listed, all_checks());
     assert_eq!(results.len(), listed.len());
     let failed: Vec<&CheckResult> = results.iter().filter(|r| !r.pass).collect();
@@ -92,7 +102,10 @@ fn rows(stdout: &str) -> BTreeMap<(String, String), String> {
     for line in stdout.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
         if fields.len() == 6 && (fields[2] == "PASS" || fields[2] == "FAIL") {
-            let previous = rows.insert((fields[0].to_string(), fields[1].to_string()), fields[2].to_string());
+            let previous = rows.insert(
+                (fields[0].to_string(), fields[1].to_string()),
+                fields[2].to_string(),
+            );
             assert!(previous.is_none(), "row given twice: {line}\n{stdout}");
         }
     }
@@ -104,31 +117,64 @@ fn command_passes_on_the_validation_graphs() {
     let out = ripples(&["graphalytics", "tests/data/graphalytics/graphs"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     let rows = rows(&stdout);
     let expected: BTreeMap<(String, String), String> = all_checks()
         .into_iter()
         .map(|(g, a)| ((g, a.name().to_string()), "PASS".to_string()))
         .collect();
     assert_eq!(rows, expected, "{stdout}");
-    assert_eq!(stdout.lines().last(), Some("24 passed, 0 failed"), "{stdout}");
+    assert_eq!(
+        stdout.lines().last(),
+        Some("24 passed, 0 failed"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn command_filters_by_graph_and_algorithm_on_two_workers() {
     let out = ripples(&["graphalytics", "--algorithm", "WCC", "-w", "2"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rows = rows(&stdout);
     let graphs: Vec<&str> = rows.keys().map(|(g, _)| g.as_str()).collect();
-    assert_eq!(graphs, ["example-directed", "example-undirected", "test-wcc-directed", "test-wcc-undirected"]);
-    assert!(rows.iter().all(|((_, a), r)| a == "wcc" && r == "PASS"), "{stdout}");
+    assert_eq!(
+        graphs,
+        [
+            "example-directed",
+            "example-undirected",
+            "test-wcc-directed",
+            "test-wcc-undirected"
+        ]
+    );
+    assert!(
+        rows.iter().all(|((_, a), r)| a == "wcc" && r == "PASS"),
+        "{stdout}"
+    );
     assert_eq!(stdout.lines().last(), Some("4 passed, 0 failed"));
 
-    let out = ripples(&["graphalytics", "--graph", "test-bfs-undirected", "--graph", "test-wcc-directed"]);
+    let out = ripples(&[
+        "graphalytics",
+        "--graph",
+        "test-bfs-undirected",
+        "--graph",
+        "test-wcc-directed",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let keys: Vec<_> = rows_keys(&stdout);
-    assert_eq!(keys, [("test-bfs-undirected", "bfs"), ("test-wcc-directed", "wcc")]);
+    assert_eq!(
+        keys,
+        [("test-bfs-undirected", "bfs"), ("test-wcc-directed", "wcc")]
+    );
 }
 
 fn rows_keys(stdout: &str) -> Vec<(&str, &str)> {
@@ -148,9 +194,10 @@ fn copy_graph(name: &str, to: &Path) {
         let file = path.file_name().unwrap().to_str().unwrap().to_string();
         let stem = file.split_once('.').map_or(file.as_str(), |(s, _)| s);
         let belongs = stem == name
-            || file.strip_prefix(name).and_then(|r| r.strip_prefix('-')).is_some_and(|alg| {
-                Algorithm::ALL.iter().any(|a| a.expected_suffix() == alg)
-            });
+            || file
+                .strip_prefix(name)
+                .and_then(|r| r.strip_prefix('-'))
+                .is_some_and(|alg| Algorithm::ALL.iter().any(|a| a.expected_suffix() == alg));
         if belongs {
             std::fs::copy(&path, to.join(&file)).unwrap();
             copied += 1;
@@ -168,7 +215,10 @@ fn command_fails_on_a_corrupted_expected_output() {
     // graph has two.
     let wcc = tmp.path().join("test-wcc-directed-WCC");
     let text = std::fs::read_to_string(&wcc).unwrap();
-    let labels: BTreeSet<&str> = text.lines().filter_map(|l| l.split_whitespace().nth(1)).collect();
+    let labels: BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
     assert!(labels.len() > 1, "the graph must have several components");
     let corrupted: String = text
         .lines()
@@ -181,15 +231,34 @@ fn command_fails_on_a_corrupted_expected_output() {
     let out = ripples(&["graphalytics", dir]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     let rows = rows(&stdout);
     let key = |g: &str| (g.to_string(), "wcc".to_string());
-    assert_eq!(rows.get(&key("test-wcc-directed")).map(String::as_str), Some("FAIL"), "{stdout}");
-    assert_eq!(rows.get(&key("test-wcc-undirected")).map(String::as_str), Some("PASS"), "{stdout}");
+    assert_eq!(
+        rows.get(&key("test-wcc-directed")).map(String::as_str),
+        Some("FAIL"),
+        "{stdout}"
+    );
+    assert_eq!(
+        rows.get(&key("test-wcc-undirected")).map(String::as_str),
+        Some("PASS"),
+        "{stdout}"
+    );
     assert_eq!(rows.len(), 2, "{stdout}");
     // The failed row is followed by its first mismatch.
-    assert!(stdout.contains("test-wcc-directed wcc: ") && stdout.contains("label"), "{stdout}");
-    assert_eq!(stdout.lines().last(), Some("1 passed, 1 failed"), "{stdout}");
+    assert!(
+        stdout.contains("test-wcc-directed wcc: ") && stdout.contains("label"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("1 passed, 1 failed"),
+        "{stdout}"
+    );
     assert!(stderr.contains("1 of 2 checks failed"), "{stderr}");
 }
 
@@ -224,15 +293,24 @@ fn library_reports_deviation_and_failures_without_panicking() {
     let results = runner::run_checks(tmp.path(), &Selection::default(), 2, |_| {}).unwrap();
     assert_eq!(results.len(), 2);
     let sssp = &results[0];
-    assert_eq!((sssp.graph.as_str(), sssp.algorithm), ("test-sssp-directed", Algorithm::Sssp));
+    assert_eq!(
+        (sssp.graph.as_str(), sssp.algorithm),
+        ("test-sssp-directed", Algorithm::Sssp)
+    );
     assert!(!sssp.pass);
     let worst = sssp.worst_deviation.unwrap();
     assert!((worst - 0.001 / 1.001).abs() < 1e-9, "{worst}");
-    assert!(sssp.message.as_deref().unwrap().contains("1 mismatch"), "{sssp:?}");
+    assert!(
+        sssp.message.as_deref().unwrap().contains("1 mismatch"),
+        "{sssp:?}"
+    );
     assert!(sssp.load_seconds.is_some() && sssp.compute_seconds.is_some());
     let wcc = &results[1];
     assert!(!wcc.pass && wcc.load_seconds.is_none() && wcc.validation.is_none());
-    assert!(wcc.message.as_deref().unwrap().contains("does not exist"), "{wcc:?}");
+    assert!(
+        wcc.message.as_deref().unwrap().contains("does not exist"),
+        "{wcc:?}"
+    );
     assert_eq!(runner::summary_line(&results), "0 passed, 2 failed");
 
     // The table shows both rows as FAIL with their messages.
@@ -247,14 +325,32 @@ fn library_reports_deviation_and_failures_without_panicking() {
 #[test]
 fn dataset_errors_are_clear() {
     let tmp = tempfile::tempdir().unwrap();
-    let err = runner::plan(tmp.path(), &Selection::default()).unwrap_err().to_string();
-    assert!(err.contains("no Graphalytics graphs") && err.contains(tmp.path().to_str().unwrap()), "{err}");
+    let err = runner::plan(tmp.path(), &Selection::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no Graphalytics graphs") && err.contains(tmp.path().to_str().unwrap()),
+        "{err}"
+    );
     let missing = tmp.path().join("nope");
-    let err = runner::plan(&missing, &Selection::default()).unwrap_err().to_string();
-    assert!(err.contains("does not exist") && err.contains("nope"), "{err}");
-    let selection = Selection { graphs: vec!["no-such-graph".into()], algorithm: None };
-    let err = runner::plan(&graphs_dir(), &selection).unwrap_err().to_string();
-    assert!(err.contains("no-such-graph") && err.contains("example-directed"), "{err}");
+    let err = runner::plan(&missing, &Selection::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("does not exist") && err.contains("nope"),
+        "{err}"
+    );
+    let selection = Selection {
+        graphs: vec!["no-such-graph".into()],
+        algorithm: None,
+    };
+    let err = runner::plan(&graphs_dir(), &selection)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no-such-graph") && err.contains("example-directed"),
+        "{err}"
+    );
 
     let out = ripples(&["graphalytics", missing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));

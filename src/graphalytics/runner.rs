@@ -128,7 +128,10 @@ pub fn plan(dir: &Path, selection: &Selection) -> Result<Vec<Check>, RunError> {
         }
         for &algorithm in &spec.algorithms {
             if selection.algorithm.is_none_or(|a| a == algorithm) {
-                checks.push(Check { spec: spec.clone(), algorithm });
+                checks.push(Check {
+                    spec: spec.clone(),
+                    algorithm,
+                });
             }
         }
     }
@@ -148,7 +151,10 @@ pub fn plan(dir: &Path, selection: &Selection) -> Result<Vec<Check>, RunError> {
 
 /// The built-in algorithm name and parameters that run Graphalytics `algorithm` on `spec`.
 pub fn algorithm_params(spec: &GraphSpec, algorithm: Algorithm) -> (&'static str, Params) {
-    let mut params = Params { undirected: !spec.directed, ..Params::default() };
+    let mut params = Params {
+        undirected: !spec.directed,
+        ..Params::default()
+    };
     let name = match algorithm {
         Algorithm::Bfs => {
             params.source = spec.bfs_source;
@@ -204,10 +210,14 @@ pub fn check(check: &Check, workers: usize) -> CheckResult {
         progress: false,
         collect: true,
     };
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| driver::run(options, algorithm)));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        driver::run(options, algorithm)
+    }));
     let report = match outcome {
         Ok(Ok(Some(report))) => report,
-        Ok(Ok(None)) => return CheckResult::failed(check, "the run reported no result".to_string()),
+        Ok(Ok(None)) => {
+            return CheckResult::failed(check, "the run reported no result".to_string())
+        }
         Ok(Err(e)) => return CheckResult::failed(check, format!("run failed: {}", e)),
         Err(panic) => {
             let text = panic
@@ -277,10 +287,16 @@ pub fn final_output(
         let mut text = String::new();
         write(value, &mut text);
         if count != 1 {
-            return Err(format!("vertex {} has value {} with multiplicity {}", key, text, count));
+            return Err(format!(
+                "vertex {} has value {} with multiplicity {}",
+                key, text, count
+            ));
         }
         if let Some(previous) = out.get(&key) {
-            return Err(format!("vertex {} has several values ({} and {})", key, previous, text));
+            return Err(format!(
+                "vertex {} has several values ({} and {})",
+                key, previous, text
+            ));
         }
         out.insert(key, text);
     }
@@ -320,7 +336,12 @@ pub struct Table {
 impl Table {
     /// A table wide enough for every graph of `checks`.
     pub fn new(checks: &[Check]) -> Self {
-        let graph_width = checks.iter().map(|c| c.spec.name.len()).max().unwrap_or(0).max(5);
+        let graph_width = checks
+            .iter()
+            .map(|c| c.spec.name.len())
+            .max()
+            .unwrap_or(0)
+            .max(5);
         Table { graph_width }
     }
 
@@ -343,7 +364,7 @@ impl Table {
         let secs = |s: Option<f64>| s.map_or_else(|| "-".to_string(), |s| format!("{:.3}", s));
         let worst = match r.worst_deviation {
             None => "-".to_string(),
-            Some(d) if d == 0.0 => "0".to_string(),
+            Some(0.0) => "0".to_string(),
             Some(d) if d.is_infinite() => "inf".to_string(),
             Some(d) => format!("{:.2e}", d),
         };
@@ -376,15 +397,30 @@ mod tests {
 
     #[test]
     fn final_output_from_changes() {
-        let c = |key, value, diff| Change { epoch: 0, key, value, diff };
-        let out = final_output(vec![c(1, 5, 1), c(2, 7, 1), c(2, 7, -1), c(2, 8, 1)], |v, s| {
+        let c = |key, value, diff| Change {
+            epoch: 0,
+            key,
+            value,
+            diff,
+        };
+        let out = final_output(
+            vec![c(1, 5, 1), c(2, 7, 1), c(2, 7, -1), c(2, 8, 1)],
+            |v, s| s.push_str(&v.to_string()),
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            BTreeMap::from([(1, "5".to_string()), (2, "8".to_string())])
+        );
+        let e = final_output(vec![c(1, 5, 1), c(1, 6, 1)], |v, s| {
             s.push_str(&v.to_string())
         })
-        .unwrap();
-        assert_eq!(out, BTreeMap::from([(1, "5".to_string()), (2, "8".to_string())]));
-        let e = final_output(vec![c(1, 5, 1), c(1, 6, 1)], |v, s| s.push_str(&v.to_string())).unwrap_err();
+        .unwrap_err();
         assert!(e.contains("vertex 1"), "{e}");
-        let e = final_output(vec![c(1, 5, 1), c(1, 5, 1)], |v, s| s.push_str(&v.to_string())).unwrap_err();
+        let e = final_output(vec![c(1, 5, 1), c(1, 5, 1)], |v, s| {
+            s.push_str(&v.to_string())
+        })
+        .unwrap_err();
         assert!(e.contains("multiplicity 2"), "{e}");
     }
 
@@ -405,7 +441,10 @@ mod tests {
         let (n, p) = algorithm_params(&spec, Algorithm::Cdlp);
         assert_eq!((n, p.iterations), ("cdlp", Some(5)));
         let (n, p) = algorithm_params(&spec, Algorithm::Pr);
-        assert_eq!((n, p.iterations, p.damping), ("pagerank", Some(6), Some(0.5)));
+        assert_eq!(
+            (n, p.iterations, p.damping),
+            ("pagerank", Some(6), Some(0.5))
+        );
         assert_eq!(algorithm_params(&spec, Algorithm::Lcc).0, "lcc");
         assert_eq!(algorithm_params(&spec, Algorithm::Wcc).0, "wcc");
         for a in Algorithm::ALL {
