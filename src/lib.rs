@@ -12,10 +12,12 @@
 //! [`oracle`] holds plain sequential implementations used to check the dataflows, and
 //! [`graphalytics`] reads LDBC Graphalytics datasets and applies their validation rules.
 
+pub mod bench;
 pub mod cli;
 pub mod dataflow;
 pub mod driver;
 pub mod graphalytics;
+pub mod live;
 pub mod oracle;
 pub mod sinks;
 pub mod sources;

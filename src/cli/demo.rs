@@ -73,6 +73,7 @@ pub fn demo(args: DemoArgs) -> Result<(), RunError> {
         stats: None,
         progress: true,
         collect: false,
+        ..RunOptions::default()
     };
     if let Some(report) = driver::run(options, Wcc)? {
         eprintln!("{}", report.summary.human());

@@ -3,6 +3,7 @@
 //! Exit status: 0 on success, 2 for bad input data or bad usage, 1 for anything else (a file
 //! that cannot be read or written, a failed worker).
 
+mod bench;
 mod demo;
 mod graphalytics;
 
@@ -30,6 +31,11 @@ pub enum Command {
     Gen(GenCommand),
     /// Generate an R-MAT stream and maintain WCC over a sliding window on all cores.
     Demo(demo::DemoArgs),
+    /// Measure systems side by side on the same generated stream.
+    Bench(bench::BenchArgs),
+    /// One system of a benchmark (started by `ripples bench`).
+    #[command(hide = true)]
+    BenchSystem(bench::BenchSystemArgs),
     /// Run the built-in algorithms on an LDBC Graphalytics dataset and check every output with the
     /// official validation rules (exit status 1 if any check fails).
     Graphalytics(graphalytics::GraphalyticsArgs),
@@ -111,6 +117,7 @@ impl JobArgs {
             stats: self.stats.clone(),
             progress: !self.quiet,
             collect: false,
+            ..RunOptions::default()
         }
     }
 }
@@ -229,6 +236,8 @@ pub fn dispatch(cli: Cli) -> Result<(), RunError> {
         Command::Run(args) => run(args),
         Command::Gen(g) => gen(g),
         Command::Demo(args) => demo::demo(args),
+        Command::Bench(args) => bench::bench(args),
+        Command::BenchSystem(args) => bench::bench_system(args),
         Command::Graphalytics(args) => graphalytics::graphalytics(args),
     }
 }

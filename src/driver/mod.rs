@@ -55,6 +55,27 @@ pub struct RunOptions {
     pub progress: bool,
     /// Keep every change in memory and return it in the report (tests, embedding).
     pub collect: bool,
+    /// Return the final result in the report (`RunReport::final_state`).
+    pub keep_state: bool,
+    /// Stop feeding new epochs once the update epochs have run this long; the report is then
+    /// marked partial (it covers the prefix of the stream that was processed).
+    pub time_limit: Option<std::time::Duration>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            layout: Layout::default(),
+            source: Source::Memory(Arc::new(MemoryStream { batch: 1, ..MemoryStream::default() })),
+            output: None,
+            changes: None,
+            stats: None,
+            progress: false,
+            collect: false,
+            keep_state: false,
+            time_limit: None,
+        }
+    }
 }
 
 impl RunOptions {
@@ -66,8 +87,8 @@ impl RunOptions {
             output: None,
             changes: None,
             stats: None,
-            progress: false,
             collect: true,
+            ..RunOptions::default()
         }
     }
 }
@@ -79,6 +100,9 @@ pub struct RunReport {
     pub epochs: Vec<EpochStats>,
     /// Every change, in the order written, when `collect` was set.
     pub changes: Option<Vec<Change>>,
+    /// The final result `(key, value)`, sorted, when `keep_state` was set (a key with several
+    /// values appears once per value).
+    pub final_state: Option<Vec<(Node, u64)>>,
 }
 
 /// Why a run failed.
@@ -157,6 +181,7 @@ fn run_worker<A: Algorithm>(
             options.changes.as_deref(),
             options.output.as_deref(),
             options.collect,
+            options.keep_state,
         ) {
             Ok(s) => sink = Some(s),
             Err(e) => sink_error = Some(e.to_string()),
@@ -229,6 +254,7 @@ fn run_worker<A: Algorithm>(
     let mut epoch: Time = 0;
     let mut update_seconds = 0.0;
     let mut initial_seconds = 0.0;
+    let mut partial = false;
     loop {
         edges_in.advance_to(epoch + 1);
         edges_in.flush();
@@ -266,6 +292,14 @@ fn run_worker<A: Algorithm>(
             progress.epoch(epoch, updates, latency * 1000.0);
             epoch_stats.push(s);
         }
+        let out_of_time = options
+            .time_limit
+            .map(|limit| epoch > 0 && update_seconds >= limit.as_secs_f64())
+            .unwrap_or(false);
+        if out_of_time {
+            partial = true;
+            break;
+        }
         match epochs.next() {
             None => break,
             Some(batch) => {
@@ -281,14 +315,15 @@ fn run_worker<A: Algorithm>(
     progress.finish();
 
     let Some(sink) = sink else { return Ok(None) };
-    let changes = sink.finish().map_err(|e| RunError::Other(e.to_string()))?;
-    let updates: u64 = facts.epoch_updates.iter().sum();
+    let (changes, final_state) = sink.finish().map_err(|e| RunError::Other(e.to_string()))?;
+    let updates: u64 = facts.epoch_updates.iter().take(epoch as usize).sum();
     let summary = RunSummary {
         summary: true,
         algorithm: algorithm.name(),
         workers: options.layout.workers,
         processes: options.layout.processes,
-        epochs: total_epochs,
+        epochs: epoch + 1,
+        partial,
         updates,
         initial_edges: facts.initial_edges,
         update_seconds,
@@ -305,5 +340,5 @@ fn run_worker<A: Algorithm>(
     if let Some(w) = stats {
         w.summary(&summary).map_err(|e| RunError::Other(e.to_string()))?;
     }
-    Ok(Some(RunReport { summary, epochs: epoch_stats, changes }))
+    Ok(Some(RunReport { summary, epochs: epoch_stats, changes, final_state }))
 }

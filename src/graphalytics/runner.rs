@@ -209,6 +209,7 @@ pub fn check(check: &Check, workers: usize) -> CheckResult {
         stats: None,
         progress: false,
         collect: true,
+        ..RunOptions::default()
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         driver::run(options, algorithm)

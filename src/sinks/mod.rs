@@ -73,6 +73,7 @@ impl ResultSink {
         changes: Option<&Path>,
         output: Option<&Path>,
         collect: bool,
+        keep_state: bool,
     ) -> std::io::Result<Self> {
         let changes = match changes {
             None => None,
@@ -94,7 +95,7 @@ impl ResultSink {
             format,
             changes,
             output: output.map(|p| p.to_path_buf()),
-            keep_state: output.is_some(),
+            keep_state: output.is_some() || keep_state,
             state: BTreeMap::new(),
             collected: if collect { Some(Vec::new()) } else { None },
             line: String::new(),
@@ -141,8 +142,9 @@ impl ResultSink {
     }
 
     /// Writes the final result file (atomically: a temporary file renamed into place) and returns
-    /// the collected changes, if collection was asked for.
-    pub fn finish(mut self) -> std::io::Result<Option<Vec<Change>>> {
+    /// the collected changes, if collection was asked for, and the final state, if kept.
+    #[allow(clippy::type_complexity)]
+    pub fn finish(mut self) -> std::io::Result<(Option<Vec<Change>>, Option<Vec<(Node, u64)>>)> {
         if let Some((path, mut w)) = self.changes.take() {
             w.flush().map_err(|e| io_context(&path, e))?;
         }
@@ -166,7 +168,18 @@ impl ResultSink {
             }
             std::fs::rename(&tmp, path).map_err(|e| io_context(path, e))?;
         }
-        Ok(self.collected.take())
+        let state = if self.keep_state {
+            let mut out = Vec::with_capacity(self.state.len());
+            for (&(key, value), &count) in &self.state {
+                for _ in 0..count.max(0) {
+                    out.push((key, value));
+                }
+            }
+            Some(out)
+        } else {
+            None
+        };
+        Ok((self.collected.take(), state))
     }
 }
 
@@ -189,10 +202,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let changes = dir.path().join("c.txt");
         let output = dir.path().join("o.txt");
-        let mut sink = ResultSink::new(ValueFormat::Integer, Some(&changes), Some(&output), true).unwrap();
+        let mut sink = ResultSink::new(ValueFormat::Integer, Some(&changes), Some(&output), true, false).unwrap();
         assert_eq!(sink.epoch(0, vec![((2, 1), 1), ((1, 1), 1)]).unwrap(), 2);
         assert_eq!(sink.epoch(1, vec![((2, 1), -1), ((2, 2), 1), ((9, 9), 1), ((9, 9), -1)]).unwrap(), 2);
-        let collected = sink.finish().unwrap().unwrap();
+        let (collected, state) = sink.finish().unwrap();
+        let collected = collected.unwrap();
+        assert_eq!(state.unwrap(), vec![(1, 1), (2, 2)]);
         assert_eq!(collected.len(), 4);
         assert_eq!(std::fs::read_to_string(&changes).unwrap(), "0 1 1 1\n0 2 1 1\n1 2 1 -1\n1 2 2 1\n");
         assert_eq!(std::fs::read_to_string(&output).unwrap(), "1 1\n2 2\n");

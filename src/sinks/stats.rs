@@ -17,6 +17,8 @@ pub struct RunSummary {
     pub processes: usize,
     /// Epochs completed, including epoch 0.
     pub epochs: u64,
+    /// True when the run stopped early (time limit) and covers a prefix of the stream.
+    pub partial: bool,
     /// Updates over epochs 1.. (the initial graph is counted in `initial_edges`).
     pub updates: u64,
     pub initial_edges: u64,

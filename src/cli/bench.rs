@@ -1,0 +1,116 @@
+//! `ripples bench`: systems side by side on one generated stream.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::bench::{self, BenchOptions, Scenario};
+use crate::driver::RunError;
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// wcc-insert, wcc-window, or ALGORITHM-churn (bfs, sssp, pagerank, cdlp, lcc, scc).
+    pub scenario: String,
+    /// R-MAT scale (2^scale vertices). Default: 20 for wcc-*, 14 for churn scenarios.
+    #[arg(long)]
+    pub scale: Option<u32>,
+    /// Updates per epoch (wcc-window: edges in, and as many out). Default: 100000 (wcc-insert),
+    /// 1000 (wcc-window), 100 (churn).
+    #[arg(long)]
+    pub batch: Option<usize>,
+    /// Sliding window in edges (wcc-window; default 1000000).
+    #[arg(long)]
+    pub window: Option<usize>,
+    /// Update epochs (wcc-window default 500, churn default 50).
+    #[arg(long)]
+    pub epochs: Option<usize>,
+    /// Worker threads for the dataflow systems.
+    #[arg(short = 'w', long, default_value_t = 2)]
+    pub workers: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Comma-separated systems (default: every system that applies to the scenario).
+    #[arg(long, value_delimiter = ',')]
+    pub systems: Option<Vec<String>>,
+    /// Seconds each system may spend on updates; a system that reaches it reports the prefix it
+    /// processed, marked partial.
+    #[arg(long, default_value_t = 120.0)]
+    pub time_limit: f64,
+    /// Write the figures as JSON (an array, one object per system).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Draw throughput and latency percentiles per system (.svg or .png).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchSystemArgs {
+    #[arg(long)]
+    pub spec: String,
+    #[arg(long)]
+    pub system: String,
+    #[arg(long)]
+    pub state_out: Option<PathBuf>,
+}
+
+fn other<E: std::fmt::Display>(e: E) -> RunError {
+    RunError::Other(format!("{:#}", e))
+}
+
+pub fn bench(args: BenchArgs) -> Result<(), RunError> {
+    let mut scenario = Scenario::new(&args.scenario).map_err(|e| RunError::Input(format!("{:#}", e)))?;
+    if let Some(s) = args.scale {
+        scenario.scale = s;
+    }
+    if let Some(b) = args.batch {
+        scenario.batch = b;
+    }
+    if let Some(w) = args.window {
+        scenario.window = w;
+    }
+    if let Some(e) = args.epochs {
+        scenario.epochs = e;
+    }
+    if scenario.scale == 0 || scenario.scale > 30 || scenario.batch == 0 || scenario.window == 0 || args.workers == 0 {
+        return Err(RunError::Input("--scale must be in 1..=30; --batch, --window and --workers at least 1".into()));
+    }
+    scenario.seed = args.seed;
+    scenario.workers = args.workers;
+    scenario.time_limit_secs = args.time_limit;
+    let systems: Vec<String> = args
+        .systems
+        .unwrap_or_else(|| scenario.default_systems().into_iter().map(String::from).collect());
+    let options = BenchOptions { scenario: scenario.clone(), systems, json: args.json.clone(), plot: args.plot.clone() };
+    let (results, agree) = bench::run_bench(&options).map_err(other)?;
+    println!(
+        "scenario {}: R-MAT scale {}, batch {}{}, {} worker(s), seed {}",
+        scenario.name,
+        scenario.scale,
+        scenario.batch,
+        if scenario.name == "wcc-window" { format!(", window {}", scenario.window) } else { String::new() },
+        scenario.workers,
+        scenario.seed
+    );
+    print!("{}", bench::table(&results));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&results).map_err(other)?;
+        std::fs::write(path, text).map_err(|e| other(format!("cannot write {}: {}", path.display(), e)))?;
+    }
+    if let Some(path) = &args.plot {
+        let title = format!("ripples bench {} (scale {}, batch {}, -w {})", scenario.name, scenario.scale, scenario.batch, scenario.workers);
+        crate::bench::plot::plot(&results, &title, path).map_err(other)?;
+    }
+    if !agree {
+        return Err(RunError::Other("systems disagree on the final result (see the table)".into()));
+    }
+    Ok(())
+}
+
+pub fn bench_system(args: BenchSystemArgs) -> Result<(), RunError> {
+    let scenario: Scenario = serde_json::from_str(&args.spec).map_err(other)?;
+    let progress = !matches!(args.system.as_str(), "uf-hash" | "uf-dense" | "recompute");
+    let result = bench::run_system(&scenario, &args.system, args.state_out.as_deref(), progress).map_err(other)?;
+    println!("{}", serde_json::to_string(&result).map_err(other)?);
+    Ok(())
+}
