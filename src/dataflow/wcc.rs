@@ -84,8 +84,8 @@ pub fn wcc<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     propagate_at(symmetric, nodes, |label: &u64| *label)
 }
 
-/// Holds records per time until the frontier passes that time; returns the completed times in
-/// order with their capability and records.
+/// Orders records by time for an operator that must see all of time `t` before time `t + 1`:
+/// records of the frontier's (single, least) time are handed over at once, later ones wait.
 struct TimeStash<D> {
     pending: BTreeMap<Time, (Capability<Time>, Vec<D>)>,
 }
@@ -94,60 +94,95 @@ impl<D> TimeStash<D> {
     fn new() -> Self {
         TimeStash { pending: BTreeMap::new() }
     }
+    fn stash(&mut self, cap: &timely::dataflow::operators::InputCapability<Time>, time: Time, record: D) {
+        self.pending.entry(time).or_insert_with(|| (cap.delayed(&time, 0), Vec::new())).1.push(record);
+    }
+    /// Stashed times the frontier has reached (`<=` its least element), in order.
     fn ready(&mut self, frontier: &timely::progress::frontier::MutableAntichain<Time>) -> Vec<(Capability<Time>, Vec<D>)> {
+        let least = frontier.frontier().iter().min().copied();
         let mut out = Vec::new();
         while let Some((&t, _)) = self.pending.first_key_value() {
-            if frontier.less_equal(&t) {
+            if least.map(|l| t > l).unwrap_or(false) {
                 break;
             }
-            let (_, entry) = self.pending.pop_first().expect("non-empty");
-            out.push(entry);
+            out.push(self.pending.pop_first().expect("non-empty").1);
         }
         out
     }
 }
 
+/// The least time of the frontier, if the frontier is a single time (always, for epochs).
+fn frontier_time(frontier: &timely::progress::frontier::MutableAntichain<Time>) -> Option<Time> {
+    let f = frontier.frontier();
+    if f.len() == 1 {
+        Some(f[0])
+    } else {
+        None
+    }
+}
+
 /// The insert-only fast path: local spanning forests per worker, merged at worker 0.
 /// Every edge reaching it must be an insertion (diff > 0).
+///
+/// Records are processed as soon as their time is the input frontier's time (all earlier times
+/// are complete and their stashed records processed first, so order is respected); records of
+/// later times wait in a stash until the frontier reaches them (a frontier change schedules the
+/// operator, so nothing waits forever). Stage 1 needs
+/// no per-time state; stage 2 collects the label changes of a time and emits them once the
+/// frontier has passed it.
 pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     type Summary = ((Node, Node), Time, Diff);
 
-    // Stage 1: each worker's own share (no exchange), in time order.
+    // Stage 1: each worker's own share (no exchange). A record (s, d) is forwarded iff it joins
+    // two local components; a new vertex only appears on its own, as (v, v), for a self-loop.
     let forest = input.edges.inner.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Summary>>, _, _, _>(
         Pipeline,
         "WccLocalForest",
         |_capability, _info| {
             let mut stash: TimeStash<(Edge, Time, Diff)> = TimeStash::new();
             let mut uf = HashUnionFind::new();
+            let mut early: Vec<(Edge, Time, Diff)> = Vec::new();
             move |(input, frontier), output| {
-                input.for_each(|cap, data| {
-                    for (edge, time, diff) in data.drain(..) {
-                        stash
-                            .pending
-                            .entry(time)
-                            .or_insert_with(|| (cap.delayed(&time, 0), Vec::new()))
-                            .1
-                            .push((edge, time, diff));
-                    }
-                });
-                for (cap, records) in stash.ready(frontier) {
-                    let mut session = output.session(&cap);
+                let mut process = |cap: &Capability<Time>, records: &mut dyn Iterator<Item = (Edge, Time, Diff)>| {
                     let t = *cap.time();
+                    let mut session = output.session(cap);
                     for ((s, d, _w), _time, diff) in records {
                         assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
                         let (is_, new_s) = uf.index(s);
-                        if new_s {
-                            session.give(((s, s), t, 1));
-                        }
-                        let (id, new_d) = uf.index(d);
-                        if new_d {
-                            session.give(((d, d), t, 1));
-                        }
-                        if s != d && uf_union(&mut uf, is_, id) {
-                            session.give(((s, d), t, 1));
+                        if s == d {
+                            if new_s {
+                                session.give(((s, s), t, 1));
+                            }
+                        } else {
+                            let (id, _) = uf.index(d);
+                            if uf.union_indices(is_, id) {
+                                session.give(((s, d), t, 1));
+                            }
                         }
                     }
+                };
+                for (cap, records) in stash.ready(frontier) {
+                    process(&cap, &mut records.into_iter());
                 }
+                let now = frontier_time(frontier);
+                input.for_each(|cap, data| {
+                    early.clear();
+                    let mut current = Vec::new();
+                    for record in data.drain(..) {
+                        if Some(record.1) == now {
+                            current.push(record);
+                        } else {
+                            early.push(record);
+                        }
+                    }
+                    if !current.is_empty() {
+                        let c = cap.delayed(&current[0].1, 0);
+                        process(&c, &mut current.into_iter());
+                    }
+                    for record in early.drain(..) {
+                        stash.stash(&cap, record.1, record);
+                    }
+                });
             }
         },
     );
@@ -156,7 +191,8 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     let vertices = input.vertices.map(|v| (v, v)).inner;
     let summaries = forest.concat(vertices);
 
-    // Stage 2: merge every summary at worker 0, in time order, and emit label changes.
+    // Stage 2: merge every summary at worker 0, in time order; emit each time's label changes
+    // when the frontier has passed it.
     summaries
         .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<((Node, u64), Time, Diff)>>, _, _, _>(
             Exchange::new(|_x: &Summary| 0u64),
@@ -165,26 +201,18 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
                 let mut stash: TimeStash<Summary> = TimeStash::new();
                 let mut uf = LabelledUnionFind::new();
                 let mut changes = Vec::new();
+                // The time whose records have been merged but whose changes are not yet emitted.
+                let mut open: Option<Capability<Time>> = None;
                 move |(input, frontier), output| {
-                    input.for_each(|cap, data| {
-                        for (pair, time, diff) in data.drain(..) {
-                            stash
-                                .pending
-                                .entry(time)
-                                .or_insert_with(|| (cap.delayed(&time, 0), Vec::new()))
-                                .1
-                                .push((pair, time, diff));
+                    let apply = |uf: &mut LabelledUnionFind, (a, b): (Node, Node), diff: Diff| {
+                        assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
+                        if a == b {
+                            uf.add(a);
+                        } else {
+                            uf.union(a, b);
                         }
-                    });
-                    for (cap, records) in stash.ready(frontier) {
-                        for ((a, b), _time, diff) in records {
-                            assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
-                            if a == b {
-                                uf.add(a);
-                            } else {
-                                uf.union(a, b);
-                            }
-                        }
+                    };
+                    let mut emit = |uf: &mut LabelledUnionFind, cap: Capability<Time>| {
                         changes.clear();
                         uf.drain_changes(&mut changes);
                         let t = *cap.time();
@@ -192,14 +220,44 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
                         for &(record, diff) in changes.iter() {
                             session.give((record, t, diff));
                         }
+                    };
+                    let now = frontier_time(frontier);
+                    // Close the open time once the frontier has passed it.
+                    if let Some(cap) = &open {
+                        if now.map(|t| t > *cap.time()).unwrap_or(true) {
+                            let cap = open.take().expect("open");
+                            emit(&mut uf, cap);
+                        }
                     }
+                    for (cap, records) in stash.ready(frontier) {
+                        if let Some(o) = open.take() {
+                            emit(&mut uf, o);
+                        }
+                        for (pair, _t, diff) in records {
+                            apply(&mut uf, pair, diff);
+                        }
+                        open = Some(cap);
+                        if now.map(|t| t > *open.as_ref().expect("open").time()).unwrap_or(true) {
+                            let cap = open.take().expect("open");
+                            emit(&mut uf, cap);
+                        }
+                    }
+                    input.for_each(|cap, data| {
+                        for record in data.drain(..) {
+                            let current = open.as_ref().map(|c| *c.time() == record.1).unwrap_or(false);
+                            if Some(record.1) == now && (open.is_none() || current) {
+                                if open.is_none() {
+                                    open = Some(cap.delayed(&record.1, 0));
+                                }
+                                apply(&mut uf, record.0, record.2);
+                            } else {
+                                stash.stash(&cap, record.1, record);
+                            }
+                        }
+                    });
                 }
             },
         )
         .as_collection()
 }
 
-#[inline]
-fn uf_union(uf: &mut HashUnionFind, a: u32, b: u32) -> bool {
-    uf.union_indices(a, b)
-}

@@ -69,13 +69,57 @@ pub struct InputFailure {
     pub message: String,
 }
 
-/// What one worker feeds into the dataflow.
+/// The update stream, cut into epochs of `batch` updates.
+#[derive(Debug, Clone)]
+enum UpdateList {
+    Owned(Arc<Vec<Update>>),
+    Shared(Arc<MemoryStream>),
+}
+
+impl Default for UpdateList {
+    fn default() -> Self {
+        UpdateList::Owned(Arc::new(Vec::new()))
+    }
+}
+
+/// What one worker feeds into the dataflow: its share of the initial graph, and its share of
+/// every epoch of updates (a contiguous slice of the epoch's batch, so that the workers together
+/// feed every update exactly once without copying the stream).
 #[derive(Debug, Default)]
 pub struct WorkerShare {
     pub vertices: Vec<Node>,
     pub initial: Vec<Edge>,
-    /// This worker's updates of epochs 1, 2, ... (index 0 is epoch 1).
-    pub epochs: Vec<Vec<(Edge, Diff)>>,
+    updates: UpdateList,
+    batch: usize,
+    index: usize,
+    peers: usize,
+}
+
+impl WorkerShare {
+    fn all(&self) -> &[Update] {
+        match &self.updates {
+            UpdateList::Owned(v) => v,
+            UpdateList::Shared(m) => &m.updates,
+        }
+    }
+    /// Number of update epochs (epochs 1, 2, ...).
+    pub fn epochs(&self) -> usize {
+        self.all().len().div_ceil(self.batch.max(1))
+    }
+    /// This worker's updates of update epoch `epoch` (1-based).
+    pub fn epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Diff)> + '_ {
+        let all = self.all();
+        let start = ((epoch - 1) * self.batch).min(all.len());
+        let end = (epoch * self.batch).min(all.len());
+        let chunk = &all[start..end];
+        let (a, b) = (chunk.len() * self.index / self.peers, chunk.len() * (self.index + 1) / self.peers);
+        chunk[a..b].iter().map(|u| (u.edge(), u.diff as Diff))
+    }
+}
+
+/// The contiguous range of `len` items that worker `index` of `peers` takes.
+fn range(len: usize, index: usize, peers: usize) -> std::ops::Range<usize> {
+    len * index / peers..len * (index + 1) / peers
 }
 
 /// Facts about the whole input, the same on every worker.
@@ -126,6 +170,8 @@ pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputF
     // (update, line, label of its source) for the whole stream.
     let mut updates: Vec<(usize, Update)> = Vec::new();
     let mut update_label = String::from("<generated updates>");
+    // For memory streams `updates` holds only the deletions (the full stream is shared).
+    let mut memory_deletions_only = false;
     let batch;
     match source {
         Source::Files(files) => {
@@ -169,21 +215,20 @@ pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputF
         }
         Source::Memory(stream) => {
             batch = Some(stream.batch.max(1));
-            share.initial = stream
-                .initial
+            share.initial = stream.initial[range(stream.initial.len(), index, peers)]
+                .iter()
+                .map(|&(s, d, w)| (s, d, weight_bits(w)))
+                .collect();
+            share.vertices = stream.vertices[range(stream.vertices.len(), index, peers)].to_vec();
+            // Only deletions need line numbers (for validation messages).
+            updates = stream
+                .updates
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| i % peers == index)
-                .map(|(_, &(s, d, w))| (s, d, weight_bits(w)))
+                .filter(|(_, u)| u.diff < 0)
+                .map(|(i, u)| (i + 1, *u))
                 .collect();
-            share.vertices = stream
-                .vertices
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| i % peers == index)
-                .map(|(_, &v)| v)
-                .collect();
-            updates = stream.updates.iter().enumerate().map(|(i, u)| (i + 1, *u)).collect();
+            memory_deletions_only = true;
         }
     }
     if matches!(batch, Some(0)) {
@@ -229,7 +274,21 @@ pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputF
         }
         let tracked: std::collections::HashSet<Edge> =
             updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| u.edge()).collect();
-        for (line, u) in &updates {
+        let full: Vec<(usize, Update)>;
+        let stream_for_validation: &[(usize, Update)] = match (memory_deletions_only, source) {
+            (true, Source::Memory(m)) => {
+                full = m
+                    .updates
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, u)| tracked.contains(&u.edge()))
+                    .map(|(i, u)| (i + 1, *u))
+                    .collect();
+                &full
+            }
+            _ => &updates,
+        };
+        for (line, u) in stream_for_validation {
             let e = u.edge();
             if !tracked.contains(&e) {
                 continue;
@@ -256,21 +315,26 @@ pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputF
         }
     }
 
-    // 5. Cut into epochs and take this worker's share.
-    let batch = batch.unwrap_or(updates.len().max(1));
-    let mut epoch_updates = Vec::new();
-    for (chunk_index, chunk) in updates.chunks(batch).enumerate() {
-        epoch_updates.push(chunk.len() as u64);
-        let first = chunk_index * batch;
-        share.epochs.push(
-            chunk
-                .iter()
-                .enumerate()
-                .filter(|(k, _)| (first + k) % peers == index)
-                .map(|(_, (_, u))| (u.edge(), u.diff as Diff))
-                .collect(),
-        );
-    }
+    // 5. Cut into epochs; each worker feeds a contiguous slice of each epoch.
+    let batch = match source {
+        Source::Memory(m) => {
+            share.updates = UpdateList::Shared(m.clone());
+            batch.unwrap_or(m.updates.len().max(1))
+        }
+        Source::Files(_) => {
+            let list: Vec<Update> = updates.into_iter().map(|(_, u)| u).collect();
+            let batch = batch.unwrap_or(list.len().max(1));
+            share.updates = UpdateList::Owned(Arc::new(list));
+            batch
+        }
+    };
+    share.batch = batch;
+    share.index = index;
+    share.peers = peers;
+    let total = share.all().len();
+    let epoch_updates: Vec<u64> = (0..share.epochs())
+        .map(|e| ((e + 1) * batch).min(total) as u64 - (e * batch) as u64)
+        .collect();
     let facts = InputFacts {
         initial_edges: reports.iter().map(|r| r.initial_edges).sum(),
         vertex_lines: reports.iter().map(|r| r.vertex_lines).sum(),

@@ -167,7 +167,7 @@ fn run_worker<A: Algorithm>(
     let index = worker.index();
     let writer = index == 0;
 
-    let (share, facts) = input::load(worker, &options.source)?;
+    let (mut share, facts) = input::load(worker, &options.source)?;
     let load_seconds = started.elapsed().as_secs_f64();
 
     // Sinks are created before the dataflow, so that an unwritable output stops the run early.
@@ -235,7 +235,7 @@ fn run_worker<A: Algorithm>(
         });
     }
 
-    let total_epochs = 1 + share.epochs.len() as u64;
+    let total_epochs = 1 + share.epochs() as u64;
     let mut progress = Progress::new(total_epochs, writer && options.progress);
     let mut epoch_stats: Vec<EpochStats> = Vec::new();
     let mut latencies = Vec::new();
@@ -243,14 +243,14 @@ fn run_worker<A: Algorithm>(
     let mut peak_rss = 0u64;
 
     // Epoch 0: the initial graph.
-    for v in share.vertices {
+    for v in std::mem::take(&mut share.vertices) {
         vertices_in.update(v, 1);
     }
-    for e in share.initial {
+    for e in std::mem::take(&mut share.initial) {
         edges_in.update(e, 1);
     }
     vertices_in.close();
-    let mut epochs = share.epochs.into_iter();
+    let update_epochs = share.epochs() as u64;
     let mut epoch: Time = 0;
     let mut update_seconds = 0.0;
     let mut initial_seconds = 0.0;
@@ -300,14 +300,12 @@ fn run_worker<A: Algorithm>(
             partial = true;
             break;
         }
-        match epochs.next() {
-            None => break,
-            Some(batch) => {
-                epoch += 1;
-                for (e, d) in batch {
-                    edges_in.update(e, d);
-                }
-            }
+        if epoch == update_epochs {
+            break;
+        }
+        epoch += 1;
+        for (e, d) in share.epoch(epoch as usize) {
+            edges_in.update(e, d);
         }
     }
     edges_in.close();
