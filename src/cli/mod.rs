@@ -97,13 +97,66 @@ pub struct JobArgs {
     /// No progress on stderr (the summary is still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Live input: accept update lines from TCP producers at this address (a bare port binds
+    /// 127.0.0.1). See the README for the protocol.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Live input: read update lines from a file as it grows (like tail -f).
+    #[arg(long, value_name = "FILE", conflicts_with = "listen")]
+    pub follow: Option<PathBuf>,
+    /// Live input: close an epoch every MS milliseconds of wall clock (also when idle).
+    #[arg(long, value_name = "MS")]
+    pub epoch_ms: Option<u64>,
+    /// Live input: make every accepted epoch durable here (write-ahead log, snapshots) and
+    /// resume from it after a restart.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Live input: snapshot the edge multiset every N epochs (with --state-dir).
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub snapshot_every: u64,
+    /// Live input: stop reading while the dataflow is more than K epochs behind.
+    #[arg(long, value_name = "K", default_value_t = 16)]
+    pub max_behind: u64,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
 
 impl JobArgs {
+    /// Whether these flags ask for live input (`--updates -`, `--listen` or `--follow`).
+    pub fn is_live(&self) -> bool {
+        self.listen.is_some() || self.follow.is_some() || self.updates.as_deref() == Some(std::path::Path::new("-"))
+    }
+
     /// The driver options these flags describe.
     pub fn options(&self) -> RunOptions {
+        if self.is_live() {
+            use crate::live::reader::{LiveConfig, LiveInput};
+            let input = if let Some(addr) = &self.listen {
+                let addr = if addr.contains(':') { addr.clone() } else { format!("127.0.0.1:{}", addr) };
+                LiveInput::Listen(addr)
+            } else if let Some(f) = &self.follow {
+                LiveInput::Follow(f.clone())
+            } else {
+                LiveInput::Stdin
+            };
+            let mut cfg = LiveConfig::new(input);
+            cfg.graph = self.graph.clone();
+            cfg.batch = self.batch;
+            cfg.epoch_ms = self.epoch_ms;
+            cfg.max_behind = self.max_behind;
+            cfg.state_dir = self.state_dir.clone();
+            cfg.snapshot_every = Some(self.snapshot_every);
+            cfg.workers = self.layout.workers;
+            return RunOptions {
+                layout: self.layout.layout(),
+                source: Source::Live(cfg),
+                output: self.output.clone(),
+                changes: self.changes.clone(),
+                stats: self.stats.clone(),
+                progress: !self.quiet,
+                ..RunOptions::default()
+            };
+        }
         RunOptions {
             layout: self.layout.layout(),
             source: Source::Files(FileSource {
@@ -125,6 +178,14 @@ impl JobArgs {
 /// Runs `algorithm` as `ripples run` would with these flags: progress on stderr, files written by
 /// process 0, the summary printed at the end.
 pub fn run_job<A: dataflow::Algorithm>(job: &JobArgs, algorithm: A) -> Result<Option<driver::RunReport>, RunError> {
+    if job.is_live() && job.vertices.is_some() {
+        return Err(RunError::Input("--vertices is not supported with live input".into()));
+    }
+    if !job.is_live() && (job.epoch_ms.is_some() || job.state_dir.is_some()) {
+        return Err(RunError::Input(
+            "--epoch-ms and --state-dir need live input (--updates -, --listen or --follow)".into(),
+        ));
+    }
     let report = driver::run(job.options(), algorithm)?;
     if let Some(report) = &report {
         eprintln!("{}", report.summary.human());

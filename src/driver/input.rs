@@ -29,6 +29,8 @@ pub enum Source {
     Files(FileSource),
     /// A stream already in memory (generated), identical in every process.
     Memory(Arc<MemoryStream>),
+    /// Live input: stdin, TCP producers or a growing file (read by process 0).
+    Live(crate::live::reader::LiveConfig),
 }
 
 /// Input files of a run.
@@ -213,6 +215,13 @@ pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputF
                 }
             }
         }
+        Source::Live(_) => {
+            return Err(InputFailure {
+                exit_code: 1,
+                order: (0, 0),
+                message: "internal error: live input is not loaded up front".into(),
+            })
+        }
         Source::Memory(stream) => {
             batch = Some(stream.batch.max(1));
             share.initial = stream.initial[range(stream.initial.len(), index, peers)]
@@ -321,7 +330,7 @@ pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputF
             share.updates = UpdateList::Shared(m.clone());
             batch.unwrap_or(m.updates.len().max(1))
         }
-        Source::Files(_) => {
+        Source::Files(_) | Source::Live(_) => {
             let list: Vec<Update> = updates.into_iter().map(|(_, u)| u).collect();
             let batch = batch.unwrap_or(list.len().max(1));
             share.updates = UpdateList::Owned(Arc::new(list));

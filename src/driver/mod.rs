@@ -138,59 +138,201 @@ impl From<InputFailure> for RunError {
 
 type SinkBuffer = Rc<RefCell<BTreeMap<Time, Vec<((Node, u64), Diff)>>>>;
 
+/// What a live run hands its workers: one receiver per local worker, the shared progress
+/// counters, and the last epoch already in the change log.
+struct LiveShared {
+    receivers: std::sync::Mutex<Vec<Option<std::sync::mpsc::Receiver<crate::live::EpochBatch>>>>,
+    progress: Arc<crate::live::Progress>,
+    written_through: Option<Time>,
+    state_dir: Option<PathBuf>,
+}
+
 /// Runs `algorithm` as configured. Returns the report of the writing worker (process 0), or
 /// `None` in other processes.
 pub fn run<A: Algorithm>(options: RunOptions, algorithm: A) -> Result<Option<RunReport>, RunError> {
     let config = options.layout.timely_config().map_err(|e| RunError::Other(format!("{:#}", e)))?;
     let algorithm = Arc::new(algorithm);
+    // Live input: the front end runs in process 0 only.
+    let mut live_thread = None;
+    let live = match &options.source {
+        Source::Live(cfg) if options.layout.process == 0 => {
+            let mut cfg = cfg.clone();
+            cfg.workers = options.layout.workers;
+            let handle = crate::live::reader::start(cfg.clone())
+                .map_err(|e| RunError::Other(format!("{:#}", e)))?;
+            for w in &handle.warnings {
+                eprintln!("ripples: warning: {}", w);
+            }
+            if let Some(addr) = handle.local_addr {
+                if options.progress {
+                    eprintln!("ripples: listening on {}", addr);
+                }
+            }
+            handle.progress.attach();
+            let shared = LiveShared {
+                receivers: std::sync::Mutex::new(handle.receivers.into_iter().map(Some).collect()),
+                progress: handle.progress.clone(),
+                written_through: handle.written_through,
+                state_dir: cfg.state_dir.clone(),
+            };
+            live_thread = Some((handle.thread, handle.progress));
+            Some(Arc::new(shared))
+        }
+        _ => None,
+    };
     let options = Arc::new(options);
-    let guards = timely::execute(config, move |worker| run_worker(worker, &options, &*algorithm))
+    let live_for_workers = live.clone();
+    let guards = timely::execute(config, move |worker| run_worker(worker, &options, &*algorithm, live_for_workers.as_deref()))
         .map_err(|e| RunError::Other(format!("cannot start workers: {}", e)))?;
     let mut report = None;
+    let mut failure = None;
     for result in guards.join() {
         match result {
             Ok(Ok(Some(r))) => report = Some(r),
             Ok(Ok(None)) => {}
-            Ok(Err(e)) => return Err(e),
-            Err(panic) => return Err(RunError::Other(format!("a worker failed: {}", panic))),
+            Ok(Err(e)) => failure = failure.or(Some(e)),
+            Err(panic) => failure = failure.or(Some(RunError::Other(format!("a worker failed: {}", panic)))),
         }
     }
-    Ok(report)
+    if let Some((thread, progress)) = live_thread {
+        if failure.is_some() {
+            progress.stop();
+        } else {
+            progress.finish();
+        }
+        match thread.join() {
+            Ok(Ok(_summary)) => {}
+            Ok(Err(e)) => failure = failure.or(Some(RunError::Other(e))),
+            Err(_) => failure = failure.or(Some(RunError::Other("the live input thread failed".into()))),
+        }
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(report),
+    }
+}
+
+/// The writer's per-epoch bookkeeping: sink, stats, progress, latencies.
+struct Writer {
+    sink: ResultSink,
+    stats: Option<StatsWriter>,
+    progress: Progress,
+    epoch_stats: Vec<EpochStats>,
+    latencies: Vec<f64>,
+    output_changes: u64,
+    peak_rss: u64,
+    update_seconds: f64,
+    initial_seconds: f64,
+    updates: u64,
+    /// Change-log lines of epochs up to here are already written (live restart).
+    written_through: Option<Time>,
+    /// With a state directory: where the change-log mark is kept.
+    mark_dir: Option<PathBuf>,
+}
+
+impl Writer {
+    fn epoch(&mut self, buffer: &SinkBuffer, epoch: Time, updates: u64, latency: f64, first: bool) -> Result<(), RunError> {
+        if first {
+            self.initial_seconds = latency;
+        } else {
+            self.update_seconds += latency;
+            self.latencies.push(latency * 1000.0);
+            self.updates += updates;
+        }
+        let mut changes = Vec::new();
+        {
+            let mut buffer = buffer.borrow_mut();
+            let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
+            for t in done {
+                if let Some(mut c) = buffer.remove(&t) {
+                    changes.append(&mut c);
+                }
+            }
+        }
+        let quiet = self.written_through.map(|w| epoch <= w).unwrap_or(false);
+        let lines = self.sink.epoch_with(epoch, changes, !quiet).map_err(|e| RunError::Other(e.to_string()))?;
+        if let (Some(dir), false) = (&self.mark_dir, quiet) {
+            if let Some(offset) = self.sink.sync_changes().map_err(|e| RunError::Other(e.to_string()))? {
+                crate::live::durability::write_mark(dir, epoch, offset).map_err(|e| RunError::Other(e.to_string()))?;
+            }
+        }
+        self.output_changes += lines;
+        let (rss, hwm) = metrics::memory();
+        self.peak_rss = self.peak_rss.max(hwm);
+        let s = EpochStats { epoch, updates, latency_ms: latency * 1000.0, output_changes: lines, rss_bytes: rss };
+        if let Some(w) = &mut self.stats {
+            w.epoch(&s).map_err(|e| RunError::Other(e.to_string()))?;
+        }
+        self.progress.epoch(self.epoch_stats.len() as u64, updates, latency * 1000.0);
+        self.epoch_stats.push(s);
+        Ok(())
+    }
 }
 
 fn run_worker<A: Algorithm>(
     worker: &mut timely::worker::Worker,
     options: &RunOptions,
     algorithm: &A,
+    live: Option<&LiveShared>,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
     let index = worker.index();
-    let writer = index == 0;
+    let writer_here = index == 0;
+    let is_live = matches!(options.source, Source::Live(_));
 
-    let (mut share, facts) = input::load(worker, &options.source)?;
+    let (mut share, facts) = if is_live {
+        (input::WorkerShare::default(), input::InputFacts::default())
+    } else {
+        input::load(worker, &options.source)?
+    };
     let load_seconds = started.elapsed().as_secs_f64();
 
     // Sinks are created before the dataflow, so that an unwritable output stops the run early.
     // Only the writer creates them; the others learn of a failure through `allgather`.
-    let mut sink = None;
-    let mut stats = None;
+    let mut writer = None;
     let mut sink_error = None;
-    if writer {
-        match ResultSink::new(
+    if writer_here {
+        let resume = match live.and_then(|l| l.state_dir.as_ref()) {
+            Some(dir) if options.changes.as_deref() != Some(std::path::Path::new("-")) && options.changes.is_some() => {
+                match crate::live::durability::read_mark(dir) {
+                    Ok(Some((_, offset))) => Some(offset),
+                    Ok(None) => Some(0),
+                    Err(e) => {
+                        sink_error = Some(e.to_string());
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        let sink = ResultSink::new_resuming(
             algorithm.value_format(),
             options.changes.as_deref(),
             options.output.as_deref(),
             options.collect,
             options.keep_state,
-        ) {
-            Ok(s) => sink = Some(s),
-            Err(e) => sink_error = Some(e.to_string()),
-        }
-        if let Some(path) = &options.stats {
-            match StatsWriter::create(path) {
-                Ok(s) => stats = Some(s),
-                Err(e) => sink_error = Some(e.to_string()),
+            resume,
+        );
+        let stats = options.stats.as_deref().map(StatsWriter::create).transpose();
+        match (sink, stats) {
+            (Ok(sink), Ok(stats)) => {
+                let total = if is_live { 0 } else { 1 + share.epochs() as u64 };
+                writer = Some(Writer {
+                    sink,
+                    stats,
+                    progress: Progress::new(total, options.progress),
+                    epoch_stats: Vec::new(),
+                    latencies: Vec::new(),
+                    output_changes: 0,
+                    peak_rss: 0,
+                    update_seconds: 0.0,
+                    initial_seconds: 0.0,
+                    updates: 0,
+                    written_through: live.and_then(|l| l.written_through),
+                    mark_dir: live.and_then(|l| l.state_dir.clone()).filter(|_| options.changes.is_some()),
+                });
             }
+            (Err(e), _) | (_, Err(e)) => sink_error = sink_error.or(Some(e.to_string())),
         }
     }
     let errors = allgather::allgather(worker, sink_error);
@@ -198,7 +340,7 @@ fn run_worker<A: Algorithm>(
         return Err(RunError::Other(e));
     }
 
-    let insert_only = !facts.has_deletions;
+    let insert_only = !is_live && !facts.has_deletions;
     let buffer: SinkBuffer = Rc::new(RefCell::new(BTreeMap::new()));
     let mut edges_in: InputSession<Time, Edge, Diff> = InputSession::new();
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
@@ -235,108 +377,119 @@ fn run_worker<A: Algorithm>(
         });
     }
 
-    let total_epochs = 1 + share.epochs() as u64;
-    let mut progress = Progress::new(total_epochs, writer && options.progress);
-    let mut epoch_stats: Vec<EpochStats> = Vec::new();
-    let mut latencies = Vec::new();
-    let mut output_changes = 0u64;
-    let mut peak_rss = 0u64;
-
-    // Epoch 0: the initial graph.
     for v in std::mem::take(&mut share.vertices) {
         vertices_in.update(v, 1);
     }
-    for e in std::mem::take(&mut share.initial) {
-        edges_in.update(e, 1);
-    }
     vertices_in.close();
-    let update_epochs = share.epochs() as u64;
     let mut epoch: Time = 0;
-    let mut update_seconds = 0.0;
-    let mut initial_seconds = 0.0;
     let mut partial = false;
-    loop {
-        edges_in.advance_to(epoch + 1);
-        edges_in.flush();
-        let handed_over = Instant::now();
-        while probe.less_than(&(epoch + 1)) {
-            worker.step();
-        }
-        let latency = handed_over.elapsed().as_secs_f64();
-        let updates = if epoch == 0 { facts.initial_edges } else { facts.epoch_updates[epoch as usize - 1] };
-        if epoch == 0 {
-            initial_seconds = latency;
-        } else {
-            update_seconds += latency;
-            latencies.push(latency * 1000.0);
-        }
-        if let Some(sink) = &mut sink {
-            let mut changes = Vec::new();
-            {
-                let mut buffer = buffer.borrow_mut();
-                let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
-                for t in done {
-                    if let Some(mut c) = buffer.remove(&t) {
-                        changes.append(&mut c);
+
+    if let Some(live) = live {
+        // Live input (process 0): every local worker receives every epoch and feeds its slice.
+        let receiver = live.receivers.lock().map_err(|_| RunError::Other("poisoned".into()))?[worker.index() % options.layout.workers]
+            .take()
+            .ok_or_else(|| RunError::Other("live input receiver taken twice".into()))?;
+        let (local, locals) = (worker.index() % options.layout.workers, options.layout.workers);
+        let mut first = true;
+        loop {
+            let batch = loop {
+                match receiver.try_recv() {
+                    Ok(b) => break Some(b),
+                    Err(std::sync::mpsc::TryRecvError::Empty) => {
+                        worker.step_or_park(Some(std::time::Duration::from_millis(1)));
                     }
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => break None,
                 }
+            };
+            let Some(batch) = batch else { break };
+            if batch.epoch < epoch || (!first && batch.epoch == epoch) {
+                return Err(RunError::Other(format!("live input sent epoch {} after epoch {}", batch.epoch, epoch)));
             }
-            let lines = sink.epoch(epoch, changes).map_err(|e| RunError::Other(e.to_string()))?;
-            output_changes += lines;
-            let (rss, hwm) = metrics::memory();
-            peak_rss = peak_rss.max(hwm);
-            let s = EpochStats { epoch, updates, latency_ms: latency * 1000.0, output_changes: lines, rss_bytes: rss };
-            if let Some(w) = &mut stats {
-                w.epoch(&s).map_err(|e| RunError::Other(e.to_string()))?;
+            epoch = batch.epoch;
+            edges_in.advance_to(epoch);
+            let n = batch.updates.len();
+            for u in &batch.updates[n * local / locals..n * (local + 1) / locals] {
+                edges_in.update(u.edge(), u.diff as Diff);
             }
-            progress.epoch(epoch, updates, latency * 1000.0);
-            epoch_stats.push(s);
+            edges_in.advance_to(epoch + 1);
+            edges_in.flush();
+            let handed_over = Instant::now();
+            while probe.less_than(&(epoch + 1)) {
+                worker.step();
+            }
+            let latency = handed_over.elapsed().as_secs_f64();
+            if let Some(w) = &mut writer {
+                w.epoch(&buffer, epoch, n as u64, latency, first)?;
+                live.progress.complete(epoch);
+            }
+            first = false;
         }
-        let out_of_time = options
-            .time_limit
-            .map(|limit| epoch > 0 && update_seconds >= limit.as_secs_f64())
-            .unwrap_or(false);
-        if out_of_time {
-            partial = true;
-            break;
+    } else if is_live {
+        // Live input in another process: nothing to feed here.
+    } else {
+        // Epoch 0: the initial graph.
+        for e in std::mem::take(&mut share.initial) {
+            edges_in.update(e, 1);
         }
-        if epoch == update_epochs {
-            break;
-        }
-        epoch += 1;
-        for (e, d) in share.epoch(epoch as usize) {
-            edges_in.update(e, d);
+        let update_epochs = share.epochs() as u64;
+        loop {
+            edges_in.advance_to(epoch + 1);
+            edges_in.flush();
+            let handed_over = Instant::now();
+            while probe.less_than(&(epoch + 1)) {
+                worker.step();
+            }
+            let latency = handed_over.elapsed().as_secs_f64();
+            let updates = if epoch == 0 { facts.initial_edges } else { facts.epoch_updates[epoch as usize - 1] };
+            let mut update_seconds = latency;
+            if let Some(w) = &mut writer {
+                w.epoch(&buffer, epoch, updates, latency, epoch == 0)?;
+                update_seconds = w.update_seconds;
+            }
+            // Every worker decides on its own clock; they are in step at epoch boundaries.
+            let out_of_time = options.time_limit.map(|limit| epoch > 0 && update_seconds >= limit.as_secs_f64()).unwrap_or(false);
+            if out_of_time {
+                partial = true;
+                break;
+            }
+            if epoch == update_epochs {
+                break;
+            }
+            epoch += 1;
+            for (e, d) in share.epoch(epoch as usize) {
+                edges_in.update(e, d);
+            }
         }
     }
     edges_in.close();
     while worker.step() {}
-    progress.finish();
 
-    let Some(sink) = sink else { return Ok(None) };
-    let (changes, final_state) = sink.finish().map_err(|e| RunError::Other(e.to_string()))?;
-    let updates: u64 = facts.epoch_updates.iter().take(epoch as usize).sum();
+    let Some(w) = writer else { return Ok(None) };
+    w.progress.finish();
+    let (changes, final_state) = w.sink.finish().map_err(|e| RunError::Other(e.to_string()))?;
+    let updates = w.updates;
     let summary = RunSummary {
         summary: true,
         algorithm: algorithm.name(),
         workers: options.layout.workers,
         processes: options.layout.processes,
-        epochs: epoch + 1,
+        epochs: w.epoch_stats.len() as u64,
         partial,
         updates,
-        initial_edges: facts.initial_edges,
-        update_seconds,
-        updates_per_sec: if update_seconds > 0.0 { updates as f64 / update_seconds } else { 0.0 },
-        latency: LatencySummary::of(&latencies),
+        initial_edges: if is_live { w.epoch_stats.first().map(|e| e.updates).unwrap_or(0) } else { facts.initial_edges },
+        update_seconds: w.update_seconds,
+        updates_per_sec: if w.update_seconds > 0.0 { updates as f64 / w.update_seconds } else { 0.0 },
+        latency: LatencySummary::of(&w.latencies),
         load_seconds,
         load_mb_per_sec: facts.bytes as f64 / 1e6 / load_seconds.max(1e-9),
         load_edges_per_sec: facts.initial_edges as f64 / load_seconds.max(1e-9),
-        initial_seconds,
-        peak_rss_bytes: peak_rss.max(metrics::memory().1),
-        output_changes,
+        initial_seconds: w.initial_seconds,
+        peak_rss_bytes: w.peak_rss.max(metrics::memory().1),
+        output_changes: w.output_changes,
         wall_seconds: started.elapsed().as_secs_f64(),
     };
-    if let Some(w) = stats {
-        w.summary(&summary).map_err(|e| RunError::Other(e.to_string()))?;
+    if let Some(stats) = w.stats {
+        stats.summary(&summary).map_err(|e| RunError::Other(e.to_string()))?;
     }
-    Ok(Some(RunReport { summary, epochs: epoch_stats, changes, final_state }))
+    Ok(Some(RunReport { summary, epochs: w.epoch_stats, changes, final_state }))
 }

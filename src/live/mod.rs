@@ -53,6 +53,10 @@ pub struct Progress {
     completed: AtomicU64,
     /// Set when the driver stopped (error or end); the front end stops waiting.
     stopped: std::sync::atomic::AtomicBool,
+    /// Set by a driver that will call [`Progress::finish`] after writing its final outputs.
+    attached: std::sync::atomic::AtomicBool,
+    /// Set by the driver once every epoch is complete and `--output` is written.
+    finished: std::sync::atomic::AtomicBool,
 }
 
 impl Progress {
@@ -72,5 +76,20 @@ impl Progress {
     }
     pub fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::SeqCst)
+    }
+    /// A driver announces that `end` must also wait for [`Progress::finish`].
+    pub fn attach(&self) {
+        self.attached.store(true, Ordering::SeqCst);
+    }
+    /// The driver has completed every epoch and written its final outputs.
+    pub fn finish(&self) {
+        self.finished.store(true, Ordering::SeqCst);
+    }
+    /// Whether `end` may answer `bye`: epochs `0..next_epoch` are complete (and, with an attached
+    /// driver, its outputs are written), or the driver stopped.
+    pub fn may_end(&self, next_epoch: u64) -> bool {
+        self.is_stopped()
+            || (self.completed() >= next_epoch
+                && (!self.attached.load(Ordering::SeqCst) || self.finished.load(Ordering::SeqCst)))
     }
 }

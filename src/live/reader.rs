@@ -947,6 +947,13 @@ impl Sequencer {
     /// Closes the open epoch: log (fsync), apply, hand to every worker, answer `ok`, snapshot.
     fn close(&mut self, committer: Option<ConnId>) -> Result<(), String> {
         let epoch = self.next_epoch;
+        // A snapshot describes the multiset as of the previous epoch, and is only taken once the
+        // dataflow has completed (and the driver has written the changes of) every epoch up to
+        // it: a restart resumes from the snapshot and must be able to reproduce the change log of
+        // every later epoch individually.
+        if epoch > 0 {
+            self.snapshot(epoch - 1)?;
+        }
         let updates: Vec<Update> = self.pending.drain(..).map(|(_, u)| u).collect();
         self.producers.clear();
         self.claimed.clear();
@@ -969,14 +976,18 @@ impl Sequencer {
         if let Some(conn) = committer {
             self.reply(conn, format!("ok {epoch}\n"));
         }
-        self.snapshot(epoch)
+        Ok(())
     }
 
     fn snapshot(&mut self, epoch: Time) -> Result<(), String> {
         let (Some(state), Some(every)) = (self.state.as_mut(), self.snapshot_every) else {
             return Ok(());
         };
-        if !epoch.is_multiple_of(every) {
+        let due = match state.snapshot_epochs().last() {
+            Some(&last) => epoch >= last + every,
+            None => epoch >= every,
+        };
+        if !due || self.progress.completed() <= epoch {
             return Ok(());
         }
         let mut copies: Vec<(Edge, u64)> = self.edges.iter().map(|(&e, &n)| (e, n)).collect();
@@ -1023,10 +1034,7 @@ impl Sequencer {
             self.close(None)?;
         }
         self.senders.clear();
-        while self.progress.completed() < self.next_epoch
-            && !self.progress.is_stopped()
-            && !self.workers_gone
-        {
+        while !self.progress.may_end(self.next_epoch) && !self.workers_gone {
             thread::sleep(Duration::from_millis(2));
         }
         while let Ok(event) = queue.try_recv() {

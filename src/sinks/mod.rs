@@ -59,6 +59,8 @@ pub struct ResultSink {
     state: BTreeMap<(Node, u64), Diff>,
     collected: Option<Vec<Change>>,
     line: String,
+    /// The change-log file itself (for syncing and its length), when it is a file.
+    changes_file: Option<File>,
 }
 
 fn io_context(path: &Path, e: std::io::Error) -> std::io::Error {
@@ -75,6 +77,21 @@ impl ResultSink {
         collect: bool,
         keep_state: bool,
     ) -> std::io::Result<Self> {
+        Self::new_resuming(format, changes, output, collect, keep_state, None)
+    }
+
+    /// Like [`ResultSink::new`], but with `resume = Some(offset)` the change-log file is kept,
+    /// cut back to `offset` bytes, and appended to (a restart after a crash); the file must be at
+    /// least that long.
+    pub fn new_resuming(
+        format: ValueFormat,
+        changes: Option<&Path>,
+        output: Option<&Path>,
+        collect: bool,
+        keep_state: bool,
+        resume: Option<u64>,
+    ) -> std::io::Result<Self> {
+        let mut changes_file: Option<File> = None;
         let changes = match changes {
             None => None,
             Some(p) if p == Path::new("-") => {
@@ -82,7 +99,27 @@ impl ResultSink {
                 Some((p.to_path_buf(), BufWriter::new(w)))
             }
             Some(p) => {
-                let f = File::create(p).map_err(|e| io_context(p, e))?;
+                let f = match resume {
+                    None | Some(0) => File::create(p).map_err(|e| io_context(p, e))?,
+                    Some(offset) => {
+                        let f = std::fs::OpenOptions::new().write(true).open(p).map_err(|e| io_context(p, e))?;
+                        let len = f.metadata().map_err(|e| io_context(p, e))?.len();
+                        if len < offset {
+                            return Err(std::io::Error::other(format!(
+                                "{} has {} bytes but the state directory records {} bytes of changes: the change log does not belong to this state directory",
+                                p.display(),
+                                len,
+                                offset
+                            )));
+                        }
+                        f.set_len(offset).map_err(|e| io_context(p, e))?;
+                        let mut f = f;
+                        use std::io::Seek;
+                        f.seek(std::io::SeekFrom::End(0)).map_err(|e| io_context(p, e))?;
+                        f
+                    }
+                };
+                changes_file = Some(f.try_clone().map_err(|e| io_context(p, e))?);
                 let w: Box<dyn Write + Send> = Box::new(f);
                 Some((p.to_path_buf(), BufWriter::with_capacity(1 << 20, w)))
             }
@@ -99,11 +136,29 @@ impl ResultSink {
             state: BTreeMap::new(),
             collected: if collect { Some(Vec::new()) } else { None },
             line: String::new(),
+            changes_file,
         })
     }
 
+    /// Flushes the change log and syncs it to disk; returns its length (for a change-log mark),
+    /// or `None` when the change log is not a file.
+    pub fn sync_changes(&mut self) -> std::io::Result<Option<u64>> {
+        if let (Some((path, w)), Some(f)) = (&mut self.changes, &self.changes_file) {
+            w.flush().map_err(|e| io_context(path, e))?;
+            f.sync_data().map_err(|e| io_context(path, e))?;
+            return Ok(Some(f.metadata().map_err(|e| io_context(path, e))?.len()));
+        }
+        Ok(None)
+    }
+
     /// Records epoch `epoch`'s changes; returns the number of change lines it produced.
-    pub fn epoch(&mut self, epoch: Time, mut changes: Vec<((Node, u64), Diff)>) -> std::io::Result<u64> {
+    pub fn epoch(&mut self, epoch: Time, changes: Vec<((Node, u64), Diff)>) -> std::io::Result<u64> {
+        self.epoch_with(epoch, changes, true)
+    }
+
+    /// Like [`ResultSink::epoch`]; with `write == false` the change lines are not written (they
+    /// are already in the change log, before a restart) but the state is still updated.
+    pub fn epoch_with(&mut self, epoch: Time, mut changes: Vec<((Node, u64), Diff)>, write: bool) -> std::io::Result<u64> {
         consolidate(&mut changes);
         // Per key: retractions before insertions, then by value.
         changes.sort_unstable_by_key(|((k, v), d)| (*k, *d > 0, *v));
@@ -112,7 +167,7 @@ impl ResultSink {
             let sign: i8 = if diff > 0 { 1 } else { -1 };
             let copies = diff.unsigned_abs() as u64;
             lines += copies;
-            if let Some((path, w)) = &mut self.changes {
+            if let (Some((path, w)), true) = (&mut self.changes, write) {
                 self.line.clear();
                 use std::fmt::Write as _;
                 let _ = write!(self.line, "{} {} ", epoch, key);
@@ -122,7 +177,7 @@ impl ResultSink {
                     w.write_all(self.line.as_bytes()).map_err(|e| io_context(path, e))?;
                 }
             }
-            if let Some(c) = &mut self.collected {
+            if let (Some(c), true) = (&mut self.collected, write) {
                 for _ in 0..copies {
                     c.push(Change { epoch, key, value, diff: sign });
                 }
