@@ -94,6 +94,9 @@ pub struct JobArgs {
     /// Write per-epoch JSON stats and a summary here.
     #[arg(long)]
     pub stats: Option<PathBuf>,
+    /// Several algorithms (`run wcc,bfs,pagerank`): write DIR/<name>.out and DIR/<name>.changes.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
     /// No progress on stderr (the summary is still printed).
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -153,6 +156,7 @@ impl JobArgs {
                 output: self.output.clone(),
                 changes: self.changes.clone(),
                 stats: self.stats.clone(),
+                output_dir: self.output_dir.clone(),
                 progress: !self.quiet,
                 ..RunOptions::default()
             };
@@ -168,6 +172,7 @@ impl JobArgs {
             output: self.output.clone(),
             changes: self.changes.clone(),
             stats: self.stats.clone(),
+            output_dir: self.output_dir.clone(),
             progress: !self.quiet,
             collect: false,
             ..RunOptions::default()
@@ -178,6 +183,11 @@ impl JobArgs {
 /// Runs `algorithm` as `ripples run` would with these flags: progress on stderr, files written by
 /// process 0, the summary printed at the end.
 pub fn run_job<A: dataflow::Algorithm>(job: &JobArgs, algorithm: A) -> Result<Option<driver::RunReport>, RunError> {
+    run_jobs(job, vec![Box::new(algorithm)])
+}
+
+/// Runs several algorithms over one stream, sharing the input's arrangements (`--output-dir`).
+pub fn run_jobs(job: &JobArgs, algorithms: Vec<Box<dyn dataflow::Algorithm>>) -> Result<Option<driver::RunReport>, RunError> {
     if job.is_live() && job.vertices.is_some() {
         return Err(RunError::Input("--vertices is not supported with live input".into()));
     }
@@ -186,7 +196,7 @@ pub fn run_job<A: dataflow::Algorithm>(job: &JobArgs, algorithm: A) -> Result<Op
             "--epoch-ms and --state-dir need live input (--updates -, --listen or --follow)".into(),
         ));
     }
-    let report = driver::run(job.options(), algorithm)?;
+    let report = driver::run_many(job.options(), algorithms)?;
     if let Some(report) = &report {
         eprintln!("{}", report.summary.human());
     }
@@ -206,7 +216,8 @@ pub fn exit_status<T>(result: Result<T, RunError>) -> i32 {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Algorithm to maintain (bfs, cdlp, lcc, pagerank, scc, sssp, wcc).
+    /// Algorithm(s) to maintain: bfs, cdlp, lcc, pagerank, scc, sssp, wcc; several separated by
+    /// commas share one input index (give --output-dir).
     #[arg(value_name = "ALGORITHM")]
     pub algorithm: String,
     /// Source vertex (bfs, sssp).
@@ -310,8 +321,11 @@ fn run(args: RunArgs) -> Result<(), RunError> {
         iterations: args.iterations,
         damping: args.damping,
     };
-    let algorithm = dataflow::by_name(&args.algorithm, &params).map_err(|e| RunError::Input(format!("{:#}", e)))?;
-    run_job(&args.job, algorithm).map(|_| ())
+    let mut algorithms = Vec::new();
+    for name in args.algorithm.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        algorithms.push(dataflow::by_name(name, &params).map_err(|e| RunError::Input(format!("{:#}", e)))?);
+    }
+    run_jobs(&args.job, algorithms).map(|_| ())
 }
 
 fn gen(command: GenCommand) -> Result<(), RunError> {

@@ -11,7 +11,7 @@
 //! make a vertex its own neighbour nor give it a neighbour). With `undirected`, every edge counts
 //! in both directions; each neighbour is then counted once, which has the same most frequent
 //! label and tie-break as counting it in both `Nin` and `Nout`. Every vertex of the epoch's
-//! vertex set ([`GraphInput::vertex_set`]) gets exactly one label ([`ValueFormat::Integer`]).
+//! vertex set ([`GraphInput::vertex_set`]) gets exactly one label ([`ValueFormat::Integer`](super::ValueFormat::Integer)).
 //!
 //! **How.** The iterations are unrolled into `iterations` chained stages (so an update can never
 //! cause more than `iterations` rounds of work). The neighbour relation — `(u, v)`: "`u`'s label

@@ -34,7 +34,19 @@ pub type NodeCollection<'a> = VecCollection<'a, Time, Node, Diff>;
 /// An algorithm's output: `(key, value)` pairs; for vertex algorithms `(vertex, value)`.
 pub type ResultCollection<'a> = VecCollection<'a, Time, (Node, u64), Diff>;
 
+/// Collections derived from the input that several algorithms of one run share (built on first
+/// use; later users get the same arrangement).
+#[derive(Default)]
+struct SharedIndex<'a> {
+    vertex_set: Option<NodeCollection<'a>>,
+    edge_set: [Option<VecCollection<'a, Time, (Node, Node), Diff>>; 2],
+}
+
 /// The input collections an algorithm is built from.
+///
+/// The derived collections [`GraphInput::vertex_set`] and [`GraphInput::edge_set`] are built once
+/// per dataflow and shared: when one run maintains several algorithms
+/// (`ripples run wcc,bfs,pagerank`), they all read the same `distinct` arrangements.
 #[derive(Clone)]
 pub struct GraphInput<'a> {
     /// The edge multiset (every copy of every edge, with its weight bits).
@@ -46,19 +58,31 @@ pub struct GraphInput<'a> {
     /// is an insertion, or live input declared `--insert-only`); algorithms may then choose an
     /// insert-only fast path. A deletion reaching such a dataflow is a bug in the driver.
     pub insert_only: bool,
+    shared: std::rc::Rc<std::cell::RefCell<SharedIndex<'a>>>,
 }
 
 impl<'a> GraphInput<'a> {
+    /// The input of a dataflow: the edge multiset, the vertex-file vertices, and whether the
+    /// stream is known to be insert-only.
+    pub fn new(edges: EdgeCollection<'a>, vertices: NodeCollection<'a>, insert_only: bool) -> Self {
+        GraphInput { edges, vertices, insert_only, shared: Default::default() }
+    }
+
     /// The set of present edges as `(src, dst)` pairs, each once (multiplicities and weights
     /// dropped); with `undirected`, every edge in both directions. Self-loops are kept.
     pub fn edge_set(&self, undirected: bool) -> VecCollection<'a, Time, (Node, Node), Diff> {
+        if let Some(c) = &self.shared.borrow().edge_set[undirected as usize] {
+            return c.clone();
+        }
         let edges = self.edges.clone().map(|(s, d, _)| (s, d));
         let edges = if undirected {
             edges.clone().concat(edges.map(|(s, d)| (d, s)))
         } else {
             edges
         };
-        edges.distinct()
+        let set = edges.distinct();
+        self.shared.borrow_mut().edge_set[undirected as usize] = Some(set.clone());
+        set
     }
 
     /// The present edges with their smallest weight: `((src, dst), weight bits)`, one per pair;
@@ -76,11 +100,17 @@ impl<'a> GraphInput<'a> {
 
     /// The vertex set: vertex-file vertices ∪ endpoints of present edges, each once.
     pub fn vertex_set(&self) -> NodeCollection<'a> {
-        self.edges
+        if let Some(c) = &self.shared.borrow().vertex_set {
+            return c.clone();
+        }
+        let set = self
+            .edges
             .clone()
             .flat_map(|(s, d, _)| [s, d])
             .concat(self.vertices.clone())
-            .distinct()
+            .distinct();
+        self.shared.borrow_mut().vertex_set = Some(set.clone());
+        set
     }
 }
 

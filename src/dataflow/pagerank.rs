@@ -19,35 +19,46 @@
 //! **How.** The `iterations` rounds are unrolled into as many chained stages of the same shape
 //! (so an update can never cause more than `iterations` rounds of work). Stage `i` takes the
 //! ranks `(v, PR_{i-1}(v))` and computes
-//! * each non-sink's share `PR_{i-1}(u) / |Nout(u)|` (a join with the arranged out-degrees),
-//! * the incoming sum of every vertex (a join with the arranged edges, then a `reduce` per
-//!   vertex that sums its in-neighbours' shares in ascending neighbour order; vertices without
-//!   in-edges get 0),
+//! * each non-sink's share `PR_{i-1}(u) / |Nout(u)|` (a join with the arranged out-degrees), as
+//!   an exact **fixed-point integer** (`PR` truncated to a multiple of 2^-96, integer-divided by
+//!   the out-degree) carried as the *multiplicity* (`i128`) of the record `u`;
+//! * the incoming sum of every vertex: the shares joined with the arranged edges and counted per
+//!   destination. A changed share travels as one record per out-edge carrying the *difference*
+//!   of the integers, and the count accumulates exact integers, so no float is ever accumulated;
 //! * the global term: a `reduce` over the single key `()` that sees `n` and every sink's rank
-//!   and sums the sinks' ranks in ascending vertex order,
-//! * `PR_i(v)` from the incoming sum and the global term (a join with the global term,
-//!   replicated over 64 buckets so that the join is spread over the workers).
+//!   and sums the sinks' ranks (as `f64`, in ascending vertex order) from its complete input;
+//! * `PR_i(v)` from the incoming sum (rounded once to `f64`) and the global term (a join with
+//!   the global term, replicated over 64 buckets so that the join is spread over the workers).
 //!
-//! Every float is computed by a `reduce` or join closure from the *complete* current inputs —
-//! never by accumulating deltas — so a value depends only on the epoch's graph, and a retraction
-//! retracts exactly the bits emitted earlier. Sums run in the same order as the sequential
-//! oracle's, so the results are bit-identical to [`crate::oracle::pagerank`]. Floats travel as
-//! `u64` bit patterns.
+//! **Exactness.** Every value is a deterministic function of the epoch's graph alone: the
+//! integer sums are exact whatever the order and history of their updates, and every float is
+//! computed by a closure from complete inputs. So the value at an epoch is bit-identical to a
+//! from-scratch run on that epoch's graph (with any number of workers), nothing drifts over
+//! epochs, and a retraction retracts exactly the bits emitted earlier. Floats travel as `u64`
+//! bit patterns. Compared with the sequential oracle ([`crate::oracle::pagerank()`], which sums
+//! in `f64`), the results agree to about `1e-15` relative but not always in the last bit: the
+//! incoming sums here are exact up to the 2^-96 truncation of each share and one final
+//! rounding, the oracle's are rounded at every addition.
 //!
-//! **Cost.** State per stage: the ranks and shares (one record per vertex each), the per-vertex
-//! incoming `reduce` (one record per edge, plus one per vertex) and the global-term join (one
-//! record per vertex); shared: the arranged edge set and out-degrees. An insertion or deletion
-//! `(u, v)` changes `|Nout(u)|` (so every share `u` sends), possibly the sink set, and possibly
-//! `n`; its effect spreads one hop per stage. PageRank inherently changes **every** vertex's
-//! value whenever `n` or the sink mass changes — and the sink mass changes with almost any
-//! update — so in practice an epoch re-derives all `n` values in every stage and re-sums every
-//! vertex's in-neighbour shares: `O(iterations · (|V| + |E|))` work per epoch, whatever the batch
-//! size. The saving over recomputation is therefore in batching (a batch of any size costs about
-//! one such pass), not in the size of one update's effect.
+//! **Cost.** State per stage: the ranks (one record per vertex, arranged), the shares and the
+//! incoming counts (one record per vertex each), the global-term join (one record per vertex)
+//! and the sinks' ranks in the global `reduce`; shared by all stages: the arranged edge set, the
+//! out-degrees and the sink set. Per epoch, a stage does work proportional to the vertices whose
+//! rank changed in the previous stage, times their out-degrees (one record per out-edge each),
+//! plus the vertices whose incoming sum or rank changed. An insertion or deletion `(u, v)`
+//! changes `|Nout(u)|` (so every share `u` sends), possibly the sink set, and possibly `n`; its
+//! effect spreads one hop per stage. But PageRank inherently changes **every** vertex's value
+//! whenever `n` or the sink mass changes — and the sink mass changes with almost any update,
+//! since a change anywhere reaches some sink within a few hops — so in practice every epoch
+//! re-derives all `n` ranks in every stage and sends a difference along every edge:
+//! `O(iterations · (|V| + |E|))` work per epoch, almost independent of the batch size. What the
+//! dataflow saves over recomputation is in batching and in avoiding re-sorting the graph, not
+//! in confining an update's effect.
 
 use differential_dataflow::trace::implementations::{KeySpine, ValSpine};
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
-use differential_dataflow::{ExchangeData, VecCollection};
+use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
+use timely::dataflow::operators::vec::Map;
 
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
 use crate::types::{Diff, Node, Time};
@@ -105,6 +116,31 @@ where
 type Arr<'a, K, V> = Arranged<'a, TraceAgent<ValSpine<K, V, Time, Diff>>>;
 type KeyArr<'a, K> = Arranged<'a, TraceAgent<KeySpine<K, Time, Diff>>>;
 
+/// Bits after the binary point of the fixed-point shares.
+const FIXED_BITS: i32 = 96;
+
+/// `x` as a fixed-point number with [`FIXED_BITS`] fractional bits (truncated; exact for the
+/// ranks that occur, which are in `[2^-43, 1]` unless `|V|` exceeds 2^40).
+fn to_fixed(x: f64) -> i128 {
+    (x * 2f64.powi(FIXED_BITS)) as i128
+}
+
+/// A fixed-point number as the nearest `f64`.
+fn from_fixed(x: i128) -> f64 {
+    x as f64 * 2f64.powi(-FIXED_BITS)
+}
+
+/// A collection with its `isize` multiplicities scaled by `weight(record)` into `i128`.
+fn weighted<'a, D: ExchangeData>(
+    collection: VecCollection<'a, Time, D, Diff>,
+    weight: impl Fn(&D) -> i128 + 'static,
+) -> VecCollection<'a, Time, D, i128> {
+    collection.inner.map(move |(d, t, r)| {
+        let w = weight(&d) * r as i128;
+        (d, t, w)
+    }).as_collection()
+}
+
 /// Builds the PageRank dataflow: `(vertex, PR_iterations(vertex) as f64 bits)` for every vertex
 /// of the vertex set.
 pub fn pagerank<'a>(input: GraphInput<'a>, iterations: u32, damping: f64, undirected: bool) -> ResultCollection<'a> {
@@ -113,20 +149,17 @@ pub fn pagerank<'a>(input: GraphInput<'a>, iterations: u32, damping: f64, undire
 
     // Shared, graph-only state.
     let outdeg: Arr<'a, Node, Diff> = arcs.clone().map(|(s, _)| s).count().arrange_by_key();
-    let by_src: Arr<'a, Node, Node> = arcs.clone().arrange_by_key();
+    let by_src: Arranged<'a, TraceAgent<ValSpine<Node, Node, Time, i128>>> =
+        weighted(arcs, |_| 1).arrange_by_key();
     let has_out = outdeg.clone().as_collection(|u, _| *u);
-    let has_in = arcs.map(|(_, d)| d).distinct();
     let sinks: KeyArr<'a, Node> = vertices
         .clone()
         .map(|v| (v, ()))
         .antijoin(has_out)
         .map(|(v, ())| v)
         .arrange_by_self();
-    let zero_in = vertices
-        .clone()
-        .map(|v| (v, ()))
-        .antijoin(has_in)
-        .map(|(v, ())| (v, 0f64.to_bits()));
+    // One unit for every vertex, so that every vertex has a (nonzero) incoming accumulator.
+    let unit = weighted(vertices.clone(), |_| 1);
     let n = vertices.clone().map(|_| ()).count();
     // The vertex count as the first entry (tag 0) of the global reduce's input.
     let n_entry = n.clone().map(|((), n)| ((), (0u8, n as u64, 0u64)));
@@ -135,17 +168,19 @@ pub fn pagerank<'a>(input: GraphInput<'a>, iterations: u32, damping: f64, undire
 
     for _ in 0..iterations {
         let ranks_arr: Arr<'a, Node, u64> = ranks.arrange_by_key();
-        let shares = ranks_arr.clone().join_core(outdeg.clone(), |u, r, deg| {
-            Some((*u, (f64::from_bits(*r) / *deg as f64).to_bits()))
-        });
+        // `(u, ())` with multiplicity `PR(u)/|Nout(u)|` in fixed point.
+        let shares = weighted(
+            ranks_arr.clone().join_core(outdeg.clone(), |u, r, deg| {
+                Some(((*u, ()), to_fixed(f64::from_bits(*r)) / *deg as i128))
+            }),
+            |&(_, share)| share,
+        )
+        .map(|(u, _)| u);
         let incoming = shares
-            .join_core(by_src.clone(), |u, share, v| Some((*v, (*u, *share))))
-            .reduce(|_v, input, output| {
-                // Ascending in-neighbour order, as the oracle sums.
-                let sum: f64 = input.iter().map(|((_u, share), _)| f64::from_bits(*share)).sum();
-                output.push((sum.to_bits(), 1));
-            })
-            .concat(zero_in.clone());
+            .join_core(by_src.clone(), |_u, (), v| Some(*v))
+            .concat(unit.clone())
+            .count_core::<Diff>()
+            .map(|(v, acc)| (v, acc - 1));
         let global = ranks_arr
             .join_core(sinks.clone(), |w, r, ()| Some(((), (1u8, *w, *r))))
             .concat(n_entry.clone())
@@ -160,7 +195,7 @@ pub fn pagerank<'a>(input: GraphInput<'a>, iterations: u32, damping: f64, undire
             });
         ranks = with_global(incoming, global, move |incoming, (n, mass)| {
             let n = *n as f64;
-            let incoming = f64::from_bits(*incoming);
+            let incoming = from_fixed(*incoming);
             let mass = f64::from_bits(*mass);
             ((1.0 - damping) / n + damping * incoming + damping / n * mass).to_bits()
         });

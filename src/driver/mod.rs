@@ -51,6 +51,8 @@ pub struct RunOptions {
     pub changes: Option<PathBuf>,
     /// Per-epoch JSON stats and a summary.
     pub stats: Option<PathBuf>,
+    /// With several algorithms: `DIR/<name>.out` and `DIR/<name>.changes` for each.
+    pub output_dir: Option<PathBuf>,
     /// Report progress on stderr.
     pub progress: bool,
     /// Keep every change in memory and return it in the report (tests, embedding).
@@ -70,6 +72,7 @@ impl Default for RunOptions {
             output: None,
             changes: None,
             stats: None,
+            output_dir: None,
             progress: false,
             collect: false,
             keep_state: false,
@@ -102,6 +105,17 @@ pub struct RunReport {
     pub changes: Option<Vec<Change>>,
     /// The final result `(key, value)`, sorted, when `keep_state` was set (a key with several
     /// values appears once per value).
+    pub final_state: Option<Vec<(Node, u64)>>,
+    /// Every algorithm's outputs, in order (the first is also in `changes` and `final_state`).
+    pub algorithms: Vec<AlgorithmReport>,
+}
+
+/// One algorithm's outputs in a run.
+#[derive(Clone, Debug, Default)]
+pub struct AlgorithmReport {
+    pub name: String,
+    pub output_changes: u64,
+    pub changes: Option<Vec<Change>>,
     pub final_state: Option<Vec<(Node, u64)>>,
 }
 
@@ -150,8 +164,22 @@ struct LiveShared {
 /// Runs `algorithm` as configured. Returns the report of the writing worker (process 0), or
 /// `None` in other processes.
 pub fn run<A: Algorithm>(options: RunOptions, algorithm: A) -> Result<Option<RunReport>, RunError> {
+    run_many(options, vec![Box::new(algorithm)])
+}
+
+/// Runs several algorithms over one stream in one dataflow: they share the input and its
+/// derived arrangements ([`GraphInput`]'s vertex and edge sets). Outputs go to
+/// `options.output_dir` (`<name>.out`, `<name>.changes`), or, for a single algorithm, to
+/// `options.output` and `options.changes`.
+pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Result<Option<RunReport>, RunError> {
     let config = options.layout.timely_config().map_err(|e| RunError::Other(format!("{:#}", e)))?;
-    let algorithm = Arc::new(algorithm);
+    if algorithms.is_empty() {
+        return Err(RunError::Other("no algorithm to run".into()));
+    }
+    if algorithms.len() > 1 && (options.output.is_some() || options.changes.is_some()) {
+        return Err(RunError::Input("with several algorithms, give --output-dir instead of --output/--changes".into()));
+    }
+    let algorithm = Arc::new(algorithms);
     // Live input: the front end runs in process 0 only.
     let mut live_thread = None;
     let live = match &options.source {
@@ -182,7 +210,7 @@ pub fn run<A: Algorithm>(options: RunOptions, algorithm: A) -> Result<Option<Run
     };
     let options = Arc::new(options);
     let live_for_workers = live.clone();
-    let guards = timely::execute(config, move |worker| run_worker(worker, &options, &*algorithm, live_for_workers.as_deref()))
+    let guards = timely::execute(config, move |worker| run_worker(worker, &options, &algorithm, live_for_workers.as_deref()))
         .map_err(|e| RunError::Other(format!("cannot start workers: {}", e)))?;
     let mut report = None;
     let mut failure = None;
@@ -214,7 +242,8 @@ pub fn run<A: Algorithm>(options: RunOptions, algorithm: A) -> Result<Option<Run
 
 /// The writer's per-epoch bookkeeping: sink, stats, progress, latencies.
 struct Writer {
-    sink: ResultSink,
+    sinks: Vec<ResultSink>,
+    sink_changes: Vec<u64>,
     stats: Option<StatsWriter>,
     progress: Progress,
     epoch_stats: Vec<EpochStats>,
@@ -231,7 +260,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn epoch(&mut self, buffer: &SinkBuffer, epoch: Time, updates: u64, latency: f64, first: bool) -> Result<(), RunError> {
+    fn epoch(&mut self, buffers: &[SinkBuffer], epoch: Time, updates: u64, latency: f64, first: bool) -> Result<(), RunError> {
         if first {
             self.initial_seconds = latency;
         } else {
@@ -239,20 +268,25 @@ impl Writer {
             self.latencies.push(latency * 1000.0);
             self.updates += updates;
         }
-        let mut changes = Vec::new();
-        {
-            let mut buffer = buffer.borrow_mut();
-            let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
-            for t in done {
-                if let Some(mut c) = buffer.remove(&t) {
-                    changes.append(&mut c);
+        let quiet = self.written_through.map(|w| epoch <= w).unwrap_or(false);
+        let mut lines = 0;
+        for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
+            let mut changes = Vec::new();
+            {
+                let mut buffer = buffer.borrow_mut();
+                let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
+                for t in done {
+                    if let Some(mut c) = buffer.remove(&t) {
+                        changes.append(&mut c);
+                    }
                 }
             }
+            let n = sink.epoch_with(epoch, changes, !quiet).map_err(|e| RunError::Other(e.to_string()))?;
+            self.sink_changes[i] += n;
+            lines += n;
         }
-        let quiet = self.written_through.map(|w| epoch <= w).unwrap_or(false);
-        let lines = self.sink.epoch_with(epoch, changes, !quiet).map_err(|e| RunError::Other(e.to_string()))?;
         if let (Some(dir), false) = (&self.mark_dir, quiet) {
-            if let Some(offset) = self.sink.sync_changes().map_err(|e| RunError::Other(e.to_string()))? {
+            if let Some(offset) = self.sinks[0].sync_changes().map_err(|e| RunError::Other(e.to_string()))? {
                 crate::live::durability::write_mark(dir, epoch, offset).map_err(|e| RunError::Other(e.to_string()))?;
             }
         }
@@ -269,10 +303,10 @@ impl Writer {
     }
 }
 
-fn run_worker<A: Algorithm>(
+fn run_worker(
     worker: &mut timely::worker::Worker,
     options: &RunOptions,
-    algorithm: &A,
+    algorithms: &[Box<dyn Algorithm>],
     live: Option<&LiveShared>,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
@@ -305,20 +339,44 @@ fn run_worker<A: Algorithm>(
             }
             _ => None,
         };
-        let sink = ResultSink::new_resuming(
-            algorithm.value_format(),
-            options.changes.as_deref(),
-            options.output.as_deref(),
-            options.collect,
-            options.keep_state,
-            resume,
-        );
+        let single = algorithms.len() == 1;
+        let mut sinks = Vec::new();
+        let mut sink_failure = None;
+        for algorithm in algorithms {
+            let name = algorithm.name();
+            let (changes, output) = match &options.output_dir {
+                Some(dir) => (Some(dir.join(format!("{}.changes", name))), Some(dir.join(format!("{}.out", name)))),
+                None if single => (options.changes.clone(), options.output.clone()),
+                None => (None, None),
+            };
+            if let Some(dir) = &options.output_dir {
+                if let Err(e) = std::fs::create_dir_all(dir) {
+                    sink_failure = Some(format!("cannot create {}: {}", dir.display(), e));
+                }
+            }
+            match ResultSink::new_resuming(
+                algorithm.value_format(),
+                changes.as_deref(),
+                output.as_deref(),
+                options.collect,
+                options.keep_state,
+                if sinks.is_empty() { resume } else { None },
+            ) {
+                Ok(s) => sinks.push(s),
+                Err(e) => sink_failure = Some(e.to_string()),
+            }
+        }
+        let sink: Result<Vec<ResultSink>, String> = match sink_failure {
+            Some(e) => Err(e),
+            None => Ok(sinks),
+        };
         let stats = options.stats.as_deref().map(StatsWriter::create).transpose();
-        match (sink, stats) {
-            (Ok(sink), Ok(stats)) => {
+        match (sink, stats.map_err(|e| e.to_string())) {
+            (Ok(sinks), Ok(stats)) => {
                 let total = if is_live { 0 } else { 1 + share.epochs() as u64 };
                 writer = Some(Writer {
-                    sink,
+                    sink_changes: vec![0; sinks.len()],
+                    sinks,
                     stats,
                     progress: Progress::new(total, options.progress),
                     epoch_stats: Vec::new(),
@@ -332,7 +390,7 @@ fn run_worker<A: Algorithm>(
                     mark_dir: live.and_then(|l| l.state_dir.clone()).filter(|_| options.changes.is_some()),
                 });
             }
-            (Err(e), _) | (_, Err(e)) => sink_error = sink_error.or(Some(e.to_string())),
+            (Err(e), _) | (_, Err(e)) => sink_error = sink_error.or(Some(e)),
         }
     }
     let errors = allgather::allgather(worker, sink_error);
@@ -341,39 +399,37 @@ fn run_worker<A: Algorithm>(
     }
 
     let insert_only = !is_live && !facts.has_deletions;
-    let buffer: SinkBuffer = Rc::new(RefCell::new(BTreeMap::new()));
+    let buffers: Vec<SinkBuffer> = algorithms.iter().map(|_| Rc::new(RefCell::new(BTreeMap::new()))).collect();
     let mut edges_in: InputSession<Time, Edge, Diff> = InputSession::new();
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
     let probe: ProbeHandle<Time> = ProbeHandle::new();
     {
-        let buffer = buffer.clone();
+        let buffers = buffers.clone();
         let probe = probe.clone();
         let edges_in = &mut edges_in;
         let vertices_in = &mut vertices_in;
         worker.dataflow::<Time, _, _>(move |scope| {
-            let input = GraphInput {
-                edges: edges_in.to_collection(scope),
-                vertices: vertices_in.to_collection(scope),
-                insert_only,
-            };
-            let result = algorithm.build(input);
-            result
-                .inner
-                .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                    Exchange::new(|_x: &((Node, u64), Time, Diff)| 0u64),
-                    "ResultSink",
-                    move |_capability, _info| {
-                        move |(input, _frontier), _output| {
-                            input.for_each(|_time, data| {
-                                let mut buffer = buffer.borrow_mut();
-                                for (record, time, diff) in data.drain(..) {
-                                    buffer.entry(time).or_default().push((record, diff));
-                                }
-                            });
-                        }
-                    },
-                )
-                .probe_with(&probe);
+            let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only);
+            for (algorithm, buffer) in algorithms.iter().zip(buffers) {
+                let result = algorithm.build(input.clone());
+                result
+                    .inner
+                    .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                        Exchange::new(|_x: &((Node, u64), Time, Diff)| 0u64),
+                        "ResultSink",
+                        move |_capability, _info| {
+                            move |(input, _frontier), _output| {
+                                input.for_each(|_time, data| {
+                                    let mut buffer = buffer.borrow_mut();
+                                    for (record, time, diff) in data.drain(..) {
+                                        buffer.entry(time).or_default().push((record, diff));
+                                    }
+                                });
+                            }
+                        },
+                    )
+                    .probe_with(&probe);
+            }
         });
     }
 
@@ -419,7 +475,7 @@ fn run_worker<A: Algorithm>(
             }
             let latency = handed_over.elapsed().as_secs_f64();
             if let Some(w) = &mut writer {
-                w.epoch(&buffer, epoch, n as u64, latency, first)?;
+                w.epoch(&buffers, epoch, n as u64, latency, first)?;
                 live.progress.complete(epoch);
             }
             first = false;
@@ -443,7 +499,7 @@ fn run_worker<A: Algorithm>(
             let updates = if epoch == 0 { facts.initial_edges } else { facts.epoch_updates[epoch as usize - 1] };
             let mut update_seconds = latency;
             if let Some(w) = &mut writer {
-                w.epoch(&buffer, epoch, updates, latency, epoch == 0)?;
+                w.epoch(&buffers, epoch, updates, latency, epoch == 0)?;
                 update_seconds = w.update_seconds;
             }
             // Every worker decides on its own clock; they are in step at epoch boundaries.
@@ -466,11 +522,16 @@ fn run_worker<A: Algorithm>(
 
     let Some(w) = writer else { return Ok(None) };
     w.progress.finish();
-    let (changes, final_state) = w.sink.finish().map_err(|e| RunError::Other(e.to_string()))?;
+    let mut reports = Vec::new();
+    for ((sink, algorithm), lines) in w.sinks.into_iter().zip(algorithms).zip(&w.sink_changes) {
+        let (changes, final_state) = sink.finish().map_err(|e| RunError::Other(e.to_string()))?;
+        reports.push(AlgorithmReport { name: algorithm.name(), output_changes: *lines, changes, final_state });
+    }
+    let (changes, final_state) = (reports[0].changes.clone(), reports[0].final_state.clone());
     let updates = w.updates;
     let summary = RunSummary {
         summary: true,
-        algorithm: algorithm.name(),
+        algorithm: algorithms.iter().map(|a| a.name()).collect::<Vec<_>>().join(","),
         workers: options.layout.workers,
         processes: options.layout.processes,
         epochs: w.epoch_stats.len() as u64,
@@ -491,5 +552,5 @@ fn run_worker<A: Algorithm>(
     if let Some(stats) = w.stats {
         stats.summary(&summary).map_err(|e| RunError::Other(e.to_string()))?;
     }
-    Ok(Some(RunReport { summary, epochs: w.epoch_stats, changes, final_state }))
+    Ok(Some(RunReport { summary, epochs: w.epoch_stats, changes, final_state, algorithms: reports }))
 }
