@@ -117,6 +117,10 @@ pub struct JobArgs {
     /// Live input: snapshot the edge multiset every N epochs (with --state-dir).
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub snapshot_every: u64,
+    /// Live input: the stream never deletes (a deletion is rejected with an error), so insert-only
+    /// fast paths apply. File input needs no flag: it is detected.
+    #[arg(long)]
+    pub insert_only: bool,
     /// Live input: stop reading while the dataflow is more than K epochs behind.
     #[arg(long, value_name = "K", default_value_t = 16)]
     pub max_behind: u64,
@@ -150,6 +154,7 @@ impl JobArgs {
             cfg.state_dir = self.state_dir.clone();
             cfg.snapshot_every = Some(self.snapshot_every);
             cfg.workers = self.layout.workers;
+            cfg.insert_only = self.insert_only;
             return RunOptions {
                 layout: self.layout.layout(),
                 source: Source::Live(cfg),

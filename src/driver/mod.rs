@@ -398,7 +398,10 @@ fn run_worker(
         return Err(RunError::Other(e));
     }
 
-    let insert_only = !is_live && !facts.has_deletions;
+    let insert_only = match &options.source {
+        Source::Live(cfg) => cfg.insert_only,
+        _ => !facts.has_deletions,
+    };
     let buffers: Vec<SinkBuffer> = algorithms.iter().map(|_| Rc::new(RefCell::new(BTreeMap::new()))).collect();
     let mut edges_in: InputSession<Time, Edge, Diff> = InputSession::new();
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
@@ -460,6 +463,12 @@ fn run_worker(
             let Some(batch) = batch else { break };
             if batch.epoch < epoch || (!first && batch.epoch == epoch) {
                 return Err(RunError::Other(format!("live input sent epoch {} after epoch {}", batch.epoch, epoch)));
+            }
+            if insert_only && batch.updates.iter().any(|u| u.diff < 0) {
+                return Err(RunError::Input(format!(
+                    "epoch {} deletes an edge, but the stream was declared --insert-only (a state directory written without --insert-only?)",
+                    batch.epoch
+                )));
             }
             epoch = batch.epoch;
             edges_in.advance_to(epoch);

@@ -139,6 +139,9 @@ pub struct LiveConfig {
     pub snapshot_every: Option<u64>,
     /// Number of local workers: one receiver each.
     pub workers: usize,
+    /// Declared insert-only (`--insert-only`): deletions are rejected, and the driver may use
+    /// insert-only fast paths.
+    pub insert_only: bool,
 }
 
 impl LiveConfig {
@@ -146,6 +149,7 @@ impl LiveConfig {
     pub fn new(input: LiveInput) -> Self {
         LiveConfig {
             input,
+            insert_only: false,
             graph: None,
             batch: None,
             epoch_ms: None,
@@ -299,6 +303,7 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
         pending: Vec::new(),
         producers: HashMap::new(),
         claimed: HashMap::new(),
+        insert_only: config.insert_only,
         conns: HashMap::new(),
         state,
         snapshot_every: config.snapshot_every.filter(|&n| n > 0),
@@ -761,6 +766,8 @@ struct Sequencer {
     producers: HashMap<ConnId, Producer>,
     /// Copies of the multiset claimed by pending deletions (all producers).
     claimed: HashMap<Edge, u64>,
+    /// The stream was declared insert-only: deletions are rejected.
+    insert_only: bool,
     conns: HashMap<ConnId, Connection>,
     state: Option<StateDir>,
     snapshot_every: Option<u64>,
@@ -882,6 +889,12 @@ impl Sequencer {
 
     /// Validates an update of `conn` and adds it to the open epoch.
     fn offer(&mut self, conn: ConnId, update: Update) -> Result<(), String> {
+        if self.insert_only && update.diff < 0 {
+            return Err(format!(
+                "deletion of edge {} {} on a stream declared --insert-only",
+                update.src, update.dst
+            ));
+        }
         let edge = update.edge();
         let producer = self.producers.entry(conn).or_default();
         if update.diff > 0 {
