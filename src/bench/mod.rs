@@ -213,6 +213,7 @@ pub fn run_system(scenario: &Scenario, system: &str, state_out: Option<&Path>, p
                 })),
                 progress,
                 keep_state: true,
+                trusted_input: true,
                 time_limit: Some(limit),
                 ..RunOptions::default()
             };

@@ -13,7 +13,7 @@ use crate::sources::{generate, stream};
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// R-MAT scale: 2^scale vertices.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 17)]
     pub scale: u32,
     /// Edges per vertex.
     #[arg(long, default_value_t = 16)]
@@ -25,7 +25,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 1_000)]
     pub batch: usize,
     /// Stop after this many update epochs.
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = 600)]
     pub epochs: usize,
     /// Worker threads (default: all cores).
     #[arg(short = 'w', long)]
@@ -73,6 +73,7 @@ pub fn demo(args: DemoArgs) -> Result<(), RunError> {
         stats: None,
         progress: true,
         collect: false,
+        trusted_input: true,
         ..RunOptions::default()
     };
     if let Some(report) = driver::run(options, Wcc)? {

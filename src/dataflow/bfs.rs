@@ -35,9 +35,10 @@
 //! Deleting the source's last edge (when it is not in the vertex file) retracts every distance;
 //! that is inherent in the semantics.
 
-use differential_dataflow::trace::implementations::{ValBuilder, ValSpine};
 use differential_dataflow::operators::iterate::Variable;
-use differential_dataflow::{ExchangeData, VecCollection};
+use differential_dataflow::trace::implementations::{ValBuilder, ValSpine};
+use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
+use timely::dataflow::operators::vec::Map;
 use timely::order::Product;
 
 use super::{Algorithm, GraphInput, NodeCollection, ResultCollection};
@@ -72,8 +73,12 @@ pub fn bfs<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> ResultC
         let backward = (undirected && s != d).then_some((d, (s, ())));
         forward.into_iter().chain(backward)
     });
-    let roots = vertices.clone().filter(move |v| *v == source).map(|v| (v, 0u64));
-    let distances = min_distances(edges, roots, |d: &u64, _: &()| d + 1);
+    let roots = vertices
+        .clone()
+        .filter(move |v| *v == source)
+        .map(|v| (v, 0u64));
+    // Round `i` holds the vertices within `i` hops already: no priority needed.
+    let distances = min_distances(edges, roots, |d: &u64, _: &()| d + 1, |_| 0);
     with_default(vertices, distances, BFS_UNREACHABLE)
 }
 
@@ -84,15 +89,24 @@ pub fn bfs<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> ResultC
 ///
 /// `edges` are `(src, (dst, payload))`, one record per copy (copies only add redundant
 /// proposals). Unreached vertices are absent from the result.
-pub fn min_distances<'a, E, V, F>(
+///
+/// `priority` orders the work, as in delta-stepping: a proposal of value `d` made in round `r`
+/// is considered in round `max(r, priority(d)) + 1`, so smaller values settle before larger ones
+/// are tried and a vertex's value changes fewer times (each change is kept, per round, in the
+/// arrangements, and an update later revisits every round at which the vertex changed).
+/// `priority` must be monotone in the values' order; it changes the rounds, never the result.
+/// `|_| 0` gives plain Bellman–Ford rounds.
+pub fn min_distances<'a, E, V, F, P>(
     edges: VecCollection<'a, Time, (Node, (Node, E)), Diff>,
     roots: VecCollection<'a, Time, (Node, V), Diff>,
     extend: F,
+    priority: P,
 ) -> VecCollection<'a, Time, (Node, V), Diff>
 where
     E: ExchangeData,
     V: ExchangeData,
     F: Fn(&V, &E) -> V + 'static,
+    P: Fn(&V) -> usize + 'static,
 {
     let edges = edges.arrange_by_key_named("ArrangeEdges");
     let outer = roots.scope();
@@ -110,6 +124,15 @@ where
         let next = distances
             .clone()
             .join_core(edges, move |_src, d, (dst, e)| Some((*dst, extend(d, e))));
+        // Delay each proposal to its priority round. Only the records' times move forward (as in
+        // `enter_at`); the stream's capabilities stay at or before them, which timely allows.
+        let next = next
+            .inner
+            .map(move |(record, mut time, diff)| {
+                time.inner = time.inner.max(priority(&record.1));
+                (record, time, diff)
+            })
+            .as_collection();
         proposals_bind.set(next);
         distances.as_collection(|k, v| (*k, v.clone())).leave(outer)
     })

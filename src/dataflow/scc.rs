@@ -33,7 +33,13 @@
 //!
 //! Forward reachability labels can reach far beyond a component (to everything downstream), so
 //! on graphs with a giant component and long tails an update can touch many labels even when the
-//! components do not change; the result changes only where a component does.
+//! components do not change; the result changes only where a component does. When the
+//! smallest id of a large component changes (its minimum leaves it, or a smaller vertex joins),
+//! every member's label changes: two output lines per member and a re-flood of the component in
+//! both stages. On an R-MAT graph of scale 14 (a giant component of about 10,000 vertices) that
+//! happened once in 170 epochs of 100 churn updates and took 1.4 s, against 10 ms for a typical
+//! epoch. Prioritised label introduction (smallest ids first) in both stages made typical
+//! epochs 3–9 times cheaper than introducing all labels at once.
 
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 use differential_dataflow::algorithms::graphs::scc::strongly_connected_at;

@@ -161,7 +161,9 @@ fn failure(order: u8, e: SourceError) -> InputFailure {
 }
 
 /// Loads, validates and shares out the input. Every worker must call this (it communicates).
-pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputFacts), InputFailure> {
+/// With `trusted`, a memory stream's deletions are not validated (the generators in
+/// `crate::sources::stream` only delete present copies).
+pub fn load(worker: &mut Worker, source: &Source, trusted: bool) -> Result<(WorkerShare, InputFacts), InputFailure> {
     let index = worker.index();
     let peers = worker.peers();
 
@@ -234,7 +236,7 @@ pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputF
                 .updates
                 .iter()
                 .enumerate()
-                .filter(|(_, u)| u.diff < 0)
+                .filter(|(_, u)| u.diff < 0 && !trusted)
                 .map(|(i, u)| (i + 1, *u))
                 .collect();
             memory_deletions_only = true;
@@ -251,7 +253,10 @@ pub fn load(worker: &mut Worker, source: &Source) -> Result<(WorkerShare, InputF
     // 2. Multiplicities of deleted edges in this worker's share of the initial graph.
     let deleted: HashMap<Edge, u64> =
         updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| (u.edge(), 0u64)).collect();
-    let has_deletions = !deleted.is_empty();
+    let has_deletions = match source {
+        Source::Memory(m) if trusted => m.updates.iter().any(|u| u.diff < 0),
+        _ => !deleted.is_empty(),
+    };
     let mut counts = deleted;
     if has_deletions && error.is_none() {
         for e in &share.initial {

@@ -59,6 +59,8 @@ pub struct RunOptions {
     pub collect: bool,
     /// Return the final result in the report (`RunReport::final_state`).
     pub keep_state: bool,
+    /// A generated in-memory stream known to be valid: skip validating its deletions.
+    pub trusted_input: bool,
     /// Stop feeding new epochs once the update epochs have run this long; the report is then
     /// marked partial (it covers the prefix of the stream that was processed).
     pub time_limit: Option<std::time::Duration>,
@@ -76,6 +78,7 @@ impl Default for RunOptions {
             progress: false,
             collect: false,
             keep_state: false,
+            trusted_input: false,
             time_limit: None,
         }
     }
@@ -240,6 +243,25 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     }
 }
 
+/// The length of the prefix of a change-log file that holds the lines of epochs `<= through`
+/// (no line for `None`); the lines are in epoch order.
+fn changes_offset_after(path: &std::path::Path, through: Option<Time>) -> Result<u64, String> {
+    let text = std::fs::read(path).map_err(|e| format!("cannot read {}: {}", path.display(), e))?;
+    let mut offset = 0usize;
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        let epoch = line
+            .split(|&b| b == b' ')
+            .next()
+            .and_then(|f| std::str::from_utf8(f).ok())
+            .and_then(|f| f.parse::<Time>().ok());
+        match (epoch, through) {
+            (Some(e), Some(t)) if e <= t && line.ends_with(b"\n") => offset += line.len(),
+            _ => break,
+        }
+    }
+    Ok(offset as u64)
+}
+
 /// The writer's per-epoch bookkeeping: sink, stats, progress, latencies.
 struct Writer {
     sinks: Vec<ResultSink>,
@@ -317,7 +339,7 @@ fn run_worker(
     let (mut share, facts) = if is_live {
         (input::WorkerShare::default(), input::InputFacts::default())
     } else {
-        input::load(worker, &options.source)?
+        input::load(worker, &options.source, options.trusted_input)?
     };
     let load_seconds = started.elapsed().as_secs_f64();
 
@@ -329,7 +351,22 @@ fn run_worker(
         let resume = match live.and_then(|l| l.state_dir.as_ref()) {
             Some(dir) if options.changes.as_deref() != Some(std::path::Path::new("-")) && options.changes.is_some() => {
                 match crate::live::durability::read_mark(dir) {
-                    Ok(Some((_, offset))) => Some(offset),
+                    Ok(Some((marked, offset))) => {
+                        match live.map(|l| l.written_through) {
+                            // The front end cut the durable epochs back below the mark.
+                            Some(through) if through < Some(marked) => {
+                                let path = options.changes.as_deref().expect("changes file");
+                                match changes_offset_after(path, through) {
+                                    Ok(o) => Some(o),
+                                    Err(e) => {
+                                        sink_error = Some(e);
+                                        None
+                                    }
+                                }
+                            }
+                            _ => Some(offset),
+                        }
+                    }
                     Ok(None) => Some(0),
                     Err(e) => {
                         sink_error = Some(e.to_string());

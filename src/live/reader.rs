@@ -218,6 +218,21 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
             .map_err(|e| anyhow!("cannot read the output mark in {}: {e}", dir.display()))?
             .map(|(epoch, _offset)| epoch);
         restarted = recover(recovered, &mut edges, &mut initial, &mut warnings)?;
+        // The change log can be ahead of what the state directory can replay only when
+        // acknowledged log records were lost. The epochs after the last durable one are accepted
+        // again (possibly with other updates), so the change log is cut back to it (the driver
+        // does that, finding the cut in the change-log file).
+        let durable = initial.last().map(|b| b.epoch);
+        if let Some(marked) = written_through {
+            if durable.map(|d| marked > d).unwrap_or(true) {
+                warnings.push(format!(
+                    "the change log records epoch {marked}, but the state directory holds epochs only up to {} \
+                     (log records were lost); the change log is cut back to that epoch",
+                    durable.map(|d| d.to_string()).unwrap_or_else(|| "none".into()),
+                ));
+                written_through = durable;
+            }
+        }
         state = Some(state_dir);
     }
     if !restarted {
@@ -462,6 +477,8 @@ enum Event {
         conn: ConnId,
         reply: SyncSender<String>,
         socket: TcpStream,
+        /// Done once every queued reply is written (or writing failed).
+        flushed: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
     },
     Lines {
         conn: ConnId,
@@ -693,6 +710,8 @@ fn serve(conn: ConnId, stream: TcpStream, events: SyncSender<Event>) {
         }
     };
     let (reply, replies) = mpsc::sync_channel::<String>(REPLY_QUEUE);
+    let flushed = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let flushed_by_writer = flushed.clone();
     let written = thread::Builder::new()
         .name(format!("ripples-live-reply-{conn}"))
         .spawn(move || {
@@ -712,6 +731,11 @@ fn serve(conn: ConnId, stream: TcpStream, events: SyncSender<Event>) {
                 }
             }
             let _ = writer.shutdown(Shutdown::Both);
+            let (done, signal) = &*flushed_by_writer;
+            if let Ok(mut done) = done.lock() {
+                *done = true;
+            }
+            signal.notify_all();
         });
     if written.is_err()
         || events
@@ -719,6 +743,7 @@ fn serve(conn: ConnId, stream: TcpStream, events: SyncSender<Event>) {
                 conn,
                 reply,
                 socket,
+                flushed,
             })
             .is_err()
     {
@@ -745,6 +770,7 @@ struct Producer {
 struct Connection {
     reply: SyncSender<String>,
     socket: TcpStream,
+    flushed: Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
 }
 
 /// How processing goes on after an event.
@@ -836,8 +862,9 @@ impl Sequencer {
                 conn,
                 reply,
                 socket,
+                flushed,
             } => {
-                self.conns.insert(conn, Connection { reply, socket });
+                self.conns.insert(conn, Connection { reply, socket, flushed });
                 self.reply(conn, format!("ready {}\n", self.next_epoch));
                 Ok(Flow::Continue)
             }
@@ -1000,7 +1027,19 @@ impl Sequencer {
             Some(&last) => epoch >= last + every,
             None => epoch >= every,
         };
-        if !due || self.progress.completed() <= epoch {
+        if !due {
+            return Ok(());
+        }
+        // Let the dataflow finish `epoch` first (it is at most `max_behind` epochs behind, and
+        // usually one): the snapshot must not run ahead of the change log.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.progress.completed() <= epoch
+            && !self.progress.is_stopped()
+            && Instant::now() < deadline
+        {
+            thread::sleep(Duration::from_micros(200));
+        }
+        if self.progress.completed() <= epoch {
             return Ok(());
         }
         let mut copies: Vec<(Edge, u64)> = self.edges.iter().map(|(&e, &n)| (e, n)).collect();
@@ -1060,6 +1099,17 @@ impl Sequencer {
         }
         if let Some(conn) = ender {
             self.reply(conn, "bye\n".to_string());
+            // Deliver `bye` before the process can exit: close the reply queue and wait (a
+            // bounded time) until the connection's writer has written everything queued.
+            if let Some(connection) = self.conns.remove(&conn) {
+                let Connection { reply, flushed, .. } = connection;
+                drop(reply);
+                let (done, signal) = &*flushed;
+                let guard = done.lock();
+                if let Ok(guard) = guard {
+                    let _ = signal.wait_timeout_while(guard, Duration::from_secs(5), |done| !*done);
+                }
+            }
         }
         Ok(self.summary.clone())
     }
