@@ -13,19 +13,19 @@ use crate::sources::{generate, stream};
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// R-MAT scale: 2^scale vertices.
-    #[arg(long, default_value_t = 17)]
+    #[arg(long, default_value_t = 18)]
     pub scale: u32,
     /// Edges per vertex.
     #[arg(long, default_value_t = 16)]
     pub edge_factor: u64,
     /// Edges in the sliding window.
-    #[arg(long, default_value_t = 200_000)]
+    #[arg(long, default_value_t = 500_000)]
     pub window: usize,
     /// Edges inserted (and expired) per epoch.
     #[arg(long, default_value_t = 1_000)]
     pub batch: usize,
     /// Stop after this many update epochs.
-    #[arg(long, default_value_t = 600)]
+    #[arg(long, default_value_t = 2_500)]
     pub epochs: usize,
     /// Worker threads (default: all cores).
     #[arg(short = 'w', long)]

@@ -534,6 +534,9 @@ fn run_worker(
             edges_in.update(e, 1);
         }
         let update_epochs = share.epochs() as u64;
+        // Every worker measures its own time in update epochs (they wait for the same probe, so
+        // their clocks agree at epoch boundaries) and stops at the time limit on its own.
+        let mut worker_update_seconds = 0.0;
         loop {
             edges_in.advance_to(epoch + 1);
             edges_in.flush();
@@ -543,10 +546,12 @@ fn run_worker(
             }
             let latency = handed_over.elapsed().as_secs_f64();
             let updates = if epoch == 0 { facts.initial_edges } else { facts.epoch_updates[epoch as usize - 1] };
-            let mut update_seconds = latency;
+            if epoch > 0 {
+                worker_update_seconds += latency;
+            }
+            let update_seconds = worker_update_seconds;
             if let Some(w) = &mut writer {
                 w.epoch(&buffers, epoch, updates, latency, epoch == 0)?;
-                update_seconds = w.update_seconds;
             }
             // Every worker decides on its own clock; they are in step at epoch boundaries.
             let out_of_time = options.time_limit.map(|limit| epoch > 0 && update_seconds >= limit.as_secs_f64()).unwrap_or(false);
