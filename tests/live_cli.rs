@@ -1071,3 +1071,48 @@ fn bye_is_delivered_before_the_process_exits() {
         assert_eq!(reply.ok().as_deref(), Some("bye"), "run {}: end was not answered with bye", run);
     }
 }
+
+/// A restart replays more logged epochs than `--max-behind` allows in flight: the replay must
+/// not wait for epochs it merges (regression: it deadlocked), and the result must be the same.
+#[test]
+fn restart_with_a_replay_longer_than_max_behind() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let changes = dir.path().join("c.txt");
+    let run = |input: &str, output: &std::path::Path| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ripples"))
+            .args(["run", "wcc", "--updates", "-", "--max-behind", "2", "--snapshot-every", "1000", "-q"])
+            .arg("--state-dir")
+            .arg(&state)
+            .arg("--changes")
+            .arg(&changes)
+            .arg("--output")
+            .arg(output)
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "ripples failed");
+                break;
+            }
+            assert!(Instant::now() < deadline, "restart did not finish (replay waiting on itself?)");
+            thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut input = String::new();
+    for i in 0..30u64 {
+        input.push_str(&format!("+ {} {}\ncommit\n", i, i + 1));
+    }
+    let first = dir.path().join("o1.txt");
+    run(&input, &first);
+    let before = std::fs::read_to_string(&changes).unwrap();
+    let second = dir.path().join("o2.txt");
+    run("end\n", &second);
+    assert_eq!(std::fs::read_to_string(&first).unwrap(), std::fs::read_to_string(&second).unwrap());
+    assert_eq!(before, std::fs::read_to_string(&changes).unwrap(), "a restart must not rewrite the change log");
+}
