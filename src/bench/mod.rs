@@ -234,28 +234,17 @@ pub fn run_system(scenario: &Scenario, system: &str, state_out: Option<&Path>, p
                 bail!("{} handles insert-only WCC streams only", system);
             }
             value_format = dataflow::ValueFormat::Integer;
-            let mut latencies = Vec::new();
-            let mut processed = 0u64;
-            let mut busy = 0.0;
             if system == "uf-hash" {
                 let mut uf = HashUnionFind::new();
                 for &(s, d) in &initial {
                     uf.union(s, d);
                 }
-                for chunk in updates.chunks(batch) {
-                    let t = Instant::now();
+                let run = timed_epochs(&updates, batch, limit, |chunk| {
                     for u in chunk {
                         uf.union(u.src, u.dst);
                     }
-                    let dt = t.elapsed().as_secs_f64();
-                    busy += dt;
-                    latencies.push(dt * 1000.0);
-                    processed += chunk.len() as u64;
-                    if busy >= limit.as_secs_f64() {
-                        result.partial = processed < updates.len() as u64;
-                        break;
-                    }
-                }
+                });
+                run.fill(&mut result);
                 state = uf.labels();
             } else {
                 // Remap ids to dense indices beforehand (not timed).
@@ -273,20 +262,12 @@ pub fn run_system(scenario: &Scenario, system: &str, state_out: Option<&Path>, p
                 for &(s, d) in &init {
                     uf.union(s, d);
                 }
-                for chunk in ups.chunks(batch) {
-                    let t = Instant::now();
+                let run = timed_epochs(&ups, batch, limit, |chunk| {
                     for &(s, d) in chunk {
                         uf.union(s, d);
                     }
-                    let dt = t.elapsed().as_secs_f64();
-                    busy += dt;
-                    latencies.push(dt * 1000.0);
-                    processed += chunk.len() as u64;
-                    if busy >= limit.as_secs_f64() {
-                        result.partial = processed < ups.len() as u64;
-                        break;
-                    }
-                }
+                });
+                run.fill(&mut result);
                 let mut min = vec![Node::MAX; ids.len()];
                 for i in 0..ids.len() as u32 {
                     let r = uf.find(i) as usize;
@@ -294,7 +275,6 @@ pub fn run_system(scenario: &Scenario, system: &str, state_out: Option<&Path>, p
                 }
                 state = (0..ids.len() as u32).map(|i| (ids[i as usize], min[uf.find(i) as usize])).collect();
             }
-            fill_latency(&mut result, &latencies, processed, busy);
         }
         "recompute" => {
             let (s, fmt) = recompute(scenario, &initial, &updates, batch, limit, &mut result)?;
@@ -322,15 +302,45 @@ pub fn run_system(scenario: &Scenario, system: &str, state_out: Option<&Path>, p
     Ok(result)
 }
 
-fn fill_latency(result: &mut SystemResult, latencies_ms: &[f64], processed: u64, busy_secs: f64) {
-    let l = LatencySummary::of(latencies_ms);
-    result.epochs = latencies_ms.len() as u64 + 1;
-    result.updates = processed;
-    result.updates_per_sec = if busy_secs > 0.0 { processed as f64 / busy_secs } else { 0.0 };
-    result.p50_ms = l.p50_ms;
-    result.p95_ms = l.p95_ms;
-    result.p99_ms = l.p99_ms;
-    result.max_ms = l.max_ms;
+/// Per-epoch timings of a sequential system.
+struct TimedRun {
+    latencies_ms: Vec<f64>,
+    processed: u64,
+    busy_secs: f64,
+    partial: bool,
+}
+
+impl TimedRun {
+    fn fill(&self, result: &mut SystemResult) {
+        let l = LatencySummary::of(&self.latencies_ms);
+        result.epochs = self.latencies_ms.len() as u64 + 1;
+        result.updates = self.processed;
+        result.updates_per_sec = if self.busy_secs > 0.0 { self.processed as f64 / self.busy_secs } else { 0.0 };
+        result.p50_ms = l.p50_ms;
+        result.p95_ms = l.p95_ms;
+        result.p99_ms = l.p99_ms;
+        result.max_ms = l.max_ms;
+        result.partial = self.partial;
+    }
+}
+
+/// Runs `epoch` on consecutive chunks of `batch` items, timing each, until the items run out or
+/// the time spent reaches `limit` (then the run is partial).
+fn timed_epochs<T>(items: &[T], batch: usize, limit: Duration, mut epoch: impl FnMut(&[T])) -> TimedRun {
+    let mut run = TimedRun { latencies_ms: Vec::new(), processed: 0, busy_secs: 0.0, partial: false };
+    for chunk in items.chunks(batch) {
+        let t = Instant::now();
+        epoch(chunk);
+        let dt = t.elapsed().as_secs_f64();
+        run.busy_secs += dt;
+        run.latencies_ms.push(dt * 1000.0);
+        run.processed += chunk.len() as u64;
+        if run.busy_secs >= limit.as_secs_f64() {
+            run.partial = run.processed < items.len() as u64;
+            break;
+        }
+    }
+    run
 }
 
 /// From-scratch recomputation over the live graph at every epoch.
@@ -360,16 +370,15 @@ fn recompute(
         *live.entry(e).or_insert(0) += 1;
     }
     let source = Scenario::source(initial);
-    let mut latencies = Vec::new();
-    let mut processed = 0u64;
-    let mut busy = 0.0;
+    if !["wcc", "bfs", "sssp", "pagerank", "cdlp", "lcc", "scc"].contains(&algorithm) {
+        bail!("no recompute baseline for {}", algorithm);
+    }
     let mut last: Vec<(Node, u64)> = Vec::new();
     let format = match algorithm {
         "pagerank" | "lcc" | "sssp" => dataflow::ValueFormat::Float,
         _ => dataflow::ValueFormat::Integer,
     };
-    for chunk in ups.chunks(batch) {
-        let t = Instant::now();
+    let run = timed_epochs(&ups, batch, limit, |chunk| {
         for &(e, d) in chunk {
             let c = live.entry(e).or_insert(0);
             if d > 0 {
@@ -410,20 +419,11 @@ fn recompute(
                 "pagerank" => crate::oracle::pagerank(&vertices, &edges, 0.85, 10).into_iter().map(|(k, v)| (k, v.to_bits())).collect(),
                 "cdlp" => crate::oracle::cdlp(&vertices, &edges, 10).into_iter().collect(),
                 "lcc" => crate::oracle::lcc(&vertices, &edges).into_iter().map(|(k, v)| (k, v.to_bits())).collect(),
-                "scc" => crate::oracle::scc(&vertices, &edges).into_iter().collect(),
-                other => bail!("no recompute baseline for {}", other),
+                _ => crate::oracle::scc(&vertices, &edges).into_iter().collect(),
             }
         };
-        let dt = t.elapsed().as_secs_f64();
-        busy += dt;
-        latencies.push(dt * 1000.0);
-        processed += chunk.len() as u64;
-        if busy >= limit.as_secs_f64() {
-            result.partial = processed < ups.len() as u64;
-            break;
-        }
-    }
-    fill_latency(result, &latencies, processed, busy);
+    });
+    run.fill(result);
     Ok((last, format))
 }
 
