@@ -52,6 +52,16 @@ pub fn plot(results: &[SystemResult], title: &str, path: &Path) -> anyhow::Resul
     Ok(())
 }
 
+/// The system name under the middle of its bar (bars span `i..i + 1`), nothing elsewhere.
+fn system_label(labels: &[String], x: f64) -> String {
+    let i = (x - 0.5).round();
+    if (x - 0.5 - i).abs() < 0.01 && i >= 0.0 && (i as usize) < labels.len() {
+        labels[i as usize].clone()
+    } else {
+        String::new()
+    }
+}
+
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, results: &[SystemResult], title: &str) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,
@@ -80,14 +90,7 @@ where
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(n * 2 + 1)
-        .x_label_formatter(&move |x| {
-            let i = (*x - 0.5).round();
-            if (x - 0.5 - i).abs() < 0.01 && i >= 0.0 && (i as usize) < labels.len() {
-                labels[i as usize].clone()
-            } else {
-                String::new()
-            }
-        })
+        .x_label_formatter(&|x| system_label(&labels, *x))
         .y_label_formatter(&|y| format!("{:.0e}", y))
         .draw()
         .map_err(err)?;
@@ -118,14 +121,7 @@ where
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(n * 2 + 1)
-        .x_label_formatter(&move |x| {
-            let i = (*x - 0.5).round();
-            if (x - 0.5 - i).abs() < 0.01 && i >= 0.0 && (i as usize) < labels.len() {
-                labels[i as usize].clone()
-            } else {
-                String::new()
-            }
-        })
+        .x_label_formatter(&|x| system_label(&labels, *x))
         .y_label_formatter(&|y| format!("{:.0e}", y))
         .draw()
         .map_err(err)?;
