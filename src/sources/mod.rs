@@ -38,6 +38,10 @@
 //! 5 6 2.5
 //! ```
 //!
+//! An update line may end with an **event time** `@T` (`T` an integer from 0 to `u64::MAX`, a
+//! field of its own): `+ 3 4 @1700`. Event times are what `--window` / `--tumbling` windows are
+//! made of (see [`window`]); without a window flag a line with `@T` is an error.
+//!
 //! A bad line stops reading with a [`SourceError`] whose message is `path:line: problem`, the
 //! line number being 1-based in the whole file, e.g.
 //! `graph.txt:17: negative vertex id "-5" (vertex ids are integers from 0 to 18446744073709551615)`.
@@ -58,12 +62,13 @@
 
 pub mod generate;
 pub mod parse;
+pub mod window;
 pub mod stream;
 
 pub use generate::{erdos_renyi, rmat};
 pub use parse::{
-    parse_edge_line, parse_update_line, parse_vertex_line, read_edges, read_edges_range,
-    read_updates, read_updates_range, read_vertices, read_vertices_range, write_edges,
+    parse_edge_line, parse_timed_update_line, parse_update_line, parse_vertex_line, read_edges,
+    read_edges_range, read_timed_updates, read_updates, read_updates_range, read_vertices, read_vertices_range, write_edges,
     write_updates, write_vertices, InputError, LineError, SourceError,
 };
 pub use stream::{churn, insert_only, sliding_window};

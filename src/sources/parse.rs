@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use crate::types::{Node, Update};
+use crate::types::{Node, Time, Update};
 
 /// What is wrong with one line. The messages are meant for humans and quote the offending field
 /// (long fields are shortened).
@@ -49,6 +49,13 @@ pub enum LineError {
          (as in \"- 1 2\"), or directly with the source vertex id"
     )]
     UnknownSign(String),
+    #[error(
+        "{0:?} is not an event time (an event time is \"@\" followed by an integer from 0 to \
+         18446744073709551615, as the last field of an update line, as in \"1 2 @17\")"
+    )]
+    BadTime(String),
+    #[error("an event time needs an update before it, as in \"1 2 @17\"")]
+    TimeWithoutUpdate,
 }
 
 /// A bad line in a file. `Display` is exactly `{path}:{line}: {problem}`, `line` being 1-based.
@@ -408,6 +415,56 @@ fn parse_update_general(line: &[u8]) -> Result<Option<Update>, LineError> {
     }
 }
 
+/// Splits a trailing event-time field `@T` off a line: `(rest, Some(field after '@'))`, or
+/// `(line, None)` when the last field does not start with `@`.
+#[inline]
+fn split_time(line: &[u8]) -> (&[u8], Option<&[u8]>) {
+    let mut end = line.len();
+    while end > 0 && is_blank(line[end - 1]) {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && !is_sep(line[start - 1]) {
+        start -= 1;
+    }
+    match line.get(start) {
+        Some(b'@') if start < end => (&line[..start], Some(&line[start + 1..end])),
+        _ => (line, None),
+    }
+}
+
+/// [`parse_timed_update_line`] on raw bytes.
+#[inline]
+pub fn parse_timed_update_bytes(line: &[u8]) -> Result<Option<(Update, Option<Time>)>, LineError> {
+    let (rest, time) = split_time(line);
+    let Some(field) = time else {
+        return parse_update_bytes(line).map(|u| u.map(|u| (u, None)));
+    };
+    if is_skipped_line(line) {
+        return Ok(None);
+    }
+    let digits = !field.is_empty() && field.len() <= 20 && field.iter().all(u8::is_ascii_digit);
+    let time = digits
+        .then(|| std::str::from_utf8(field).ok()?.parse::<Time>().ok())
+        .flatten()
+        .ok_or_else(|| {
+            let mut shown_field = b"@".to_vec();
+            shown_field.extend_from_slice(field);
+            LineError::BadTime(shown(&shown_field))
+        })?;
+    match parse_update_bytes(rest)? {
+        Some(update) => Ok(Some((update, Some(time)))),
+        None => Err(LineError::TimeWithoutUpdate),
+    }
+}
+
+/// Parses one line of an update file that may end with an event time: `[+|-] src dst [weight]
+/// [@T]` (see [`parse_update_line`] for the rest). `T` is a `u64`; the `@` starts a field of its
+/// own. Returns the update and its event time, if the line has one.
+pub fn parse_timed_update_line(line: &str) -> Result<Option<(Update, Option<Time>)>, LineError> {
+    parse_timed_update_bytes(line.as_bytes())
+}
+
 /// Parses one line of an update file: `+ src dst [weight]` (insert one copy), `- src dst
 /// [weight]` (delete one copy), or a bare `src dst [weight]` (insert). The sign must be a field
 /// of its own: `+1 2` is an [`LineError::UnknownSign`]. Returns `Ok(None)` for a skipped line.
@@ -653,16 +710,31 @@ pub fn read_vertices(path: &Path) -> Result<Vec<Node>, SourceError> {
     read_vertices_range(path, 0, 1)
 }
 
-/// All updates of an update file, in order, each with the 1-based number of its line.
+/// All updates of an update file, in order, each with the 1-based number of its line. An event
+/// time (`@T`) is an error here; see [`read_timed_updates`].
 pub fn read_updates(path: &Path) -> Result<Vec<(usize, Update)>, SourceError> {
+    read_lines(path, parse_update_bytes, |line, u| (line, u))
+}
+
+/// All updates of an update file, in order, each with the 1-based number of its line and its
+/// event time (`@T`), if the line has one.
+pub fn read_timed_updates(path: &Path) -> Result<Vec<(usize, Update, Option<Time>)>, SourceError> {
+    read_lines(path, parse_timed_update_bytes, |line, (u, t)| (line, u, t))
+}
+
+fn read_lines<P, T>(
+    path: &Path,
+    parse: impl Fn(&[u8]) -> Result<Option<P>, LineError>,
+    wrap: impl Fn(usize, P) -> T,
+) -> Result<Vec<T>, SourceError> {
     let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
     let mut out = Vec::new();
     let mut line_no = 0usize;
     scan_lines(file, 0, u64::MAX, false, |offset, line| {
         line_no += 1;
-        match parse_update_bytes(line) {
+        match parse(line) {
             Ok(Some(update)) => {
-                out.push((line_no, update));
+                out.push(wrap(line_no, update));
                 Ok(())
             }
             Ok(None) => Ok(()),
@@ -1111,6 +1183,7 @@ mod tests {
     proptest! {
         #[test]
         fn never_panics_on_strings(line in ".*") {
+            let _ = parse_timed_update_line(&line);
             let _ = parse_edge_line(&line);
             let _ = parse_vertex_line(&line);
             let _ = parse_update_line(&line);
@@ -1118,13 +1191,15 @@ mod tests {
 
         #[test]
         fn never_panics_on_bytes(line in prop::collection::vec(any::<u8>(), 0..64)) {
+            let _ = parse_timed_update_bytes(&line);
             let _ = parse_edge_bytes(&line);
             let _ = parse_vertex_bytes(&line);
             let _ = parse_update_bytes(&line);
         }
 
         #[test]
-        fn never_panics_on_numberish(line in "[-+0-9a-z., \t\r#%eE]{0,40}") {
+        fn never_panics_on_numberish(line in "[-+0-9a-z., \t\r#%eE@]{0,40}") {
+            let _ = parse_timed_update_line(&line).map(|_| ()).map_err(|e| e.to_string());
             let _ = parse_edge_line(&line).map(|_| ()).map_err(|e| e.to_string());
             let _ = parse_vertex_line(&line).map(|_| ()).map_err(|e| e.to_string());
             let _ = parse_update_line(&line).map(|_| ()).map_err(|e| e.to_string());
@@ -1214,5 +1289,45 @@ mod tests {
             }
             prop_assert_eq!(all, expected);
         }
+    }
+
+    #[test]
+    fn event_times() {
+        let t = |l: &str| parse_timed_update_line(l);
+        assert_eq!(t("1 2 @5"), Ok(Some((Update::insert(1, 2), Some(5)))));
+        assert_eq!(t("+ 1 2 @0\r\n"), Ok(Some((Update::insert(1, 2), Some(0)))));
+        assert_eq!(t("- 1 2\t@18446744073709551615\n"), Ok(Some((Update::delete(1, 2), Some(u64::MAX)))));
+        assert_eq!(
+            t("1,2,0.5,@7 "),
+            Ok(Some((Update { src: 1, dst: 2, weight: Some(0.5), diff: 1 }, Some(7))))
+        );
+        assert_eq!(t("1 2"), Ok(Some((Update::insert(1, 2), None))));
+        assert_eq!(t("# note @5"), Ok(None));
+        assert_eq!(t("   "), Ok(None));
+        assert_eq!(t("@5"), Err(LineError::TimeWithoutUpdate));
+        assert!(matches!(t("1 2 @"), Err(LineError::BadTime(f)) if f == "@"));
+        assert!(matches!(t("1 2 @x"), Err(LineError::BadTime(f)) if f == "@x"));
+        assert!(matches!(t("1 2 @-3"), Err(LineError::BadTime(_))));
+        assert!(matches!(t("1 2 @18446744073709551616"), Err(LineError::BadTime(_))));
+        assert!(matches!(t("1 x @3"), Err(LineError::BadId(f)) if f == "x"));
+        assert!(matches!(t("1 2 3 4 @3"), Err(LineError::TooManyFields { .. })));
+        // Without the timed parser an event time is not a weight.
+        assert!(parse_update_line("1 2 @5").is_err());
+        let e = t("1 2 @x").unwrap_err().to_string();
+        assert!(e.contains("is not an event time"), "{e}");
+    }
+
+    #[test]
+    fn timed_updates_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.txt");
+        std::fs::write(&path, "1 2 @3\n# c\n- 1 2 @4\n5 6\n7 8 @q\n").unwrap();
+        let e = read_timed_updates(&path).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}:5: \"@q\" is not an event time", path.display())), "{e}");
+        std::fs::write(&path, "1 2 @3\n# c\n- 1 2 @4\n5 6\n").unwrap();
+        assert_eq!(
+            read_timed_updates(&path).unwrap(),
+            vec![(1, Update::insert(1, 2), Some(3)), (3, Update::delete(1, 2), Some(4)), (4, Update::insert(5, 6), None)]
+        );
     }
 }
