@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::dataflow::{self, Params};
 use crate::driver::{self, FileSource, Layout, RunError, RunOptions, Source};
 use crate::sources::{generate, parse, stream};
+use crate::sources::window::{LatePolicy, WindowKind, WindowSpec};
 
 #[derive(Parser, Debug)]
 #[command(name = "ripples", version, about = "Incremental graph computation on graph streams, on timely and differential dataflow")]
@@ -124,11 +125,64 @@ pub struct JobArgs {
     /// Live input: stop reading while the dataflow is more than K epochs behind.
     #[arg(long, value_name = "K", default_value_t = 16)]
     pub max_behind: u64,
+    /// Sliding event-time window: every update line ends with `@T` and its edge is present from
+    /// event time T to T+SPAN-1, then leaves by itself. Change lines are labelled by event time.
+    #[arg(long, value_name = "SPAN", conflicts_with = "tumbling")]
+    pub window: Option<u64>,
+    /// Tumbling event-time windows [k*SPAN, (k+1)*SPAN): each window's result covers the edges
+    /// of that window alone (change lines at window starts).
+    #[arg(long, value_name = "SPAN")]
+    pub tumbling: Option<u64>,
+    /// Windows: the watermark is the largest event time seen minus L; older updates are late,
+    /// and results are written only for times the watermark has passed.
+    #[arg(long, value_name = "L", default_value_t = 0)]
+    pub lateness: u64,
+    /// Windows: what to do with a late update: drop it (counted in the stats) or reject it as
+    /// an error.
+    #[arg(long, value_enum, default_value_t = LateArg::Drop)]
+    pub late: LateArg,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
 
+/// `--late`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LateArg {
+    Drop,
+    Error,
+}
+
 impl JobArgs {
+    /// The window flags, if any were given.
+    pub fn window(&self) -> Option<WindowSpec> {
+        let (kind, span) = match (self.window, self.tumbling) {
+            (Some(span), _) => (WindowKind::Sliding, span),
+            (None, Some(span)) => (WindowKind::Tumbling, span),
+            (None, None) => return None,
+        };
+        let late = match self.late {
+            LateArg::Drop => LatePolicy::Drop,
+            LateArg::Error => LatePolicy::Error,
+        };
+        Some(WindowSpec { kind, span, lateness: self.lateness, late })
+    }
+
+    /// Flag combinations that make no sense.
+    fn check(&self) -> Result<(), RunError> {
+        let window = self.window();
+        if let Some(spec) = &window {
+            spec.validate().map_err(RunError::Input)?;
+            if self.insert_only {
+                return Err(RunError::Input(format!(
+                    "--insert-only and {} exclude each other (edges leave a window by themselves)",
+                    spec.flag()
+                )));
+            }
+        } else if self.lateness != 0 || self.late != LateArg::Drop {
+            return Err(RunError::Input("--lateness and --late need --window SPAN or --tumbling SPAN".into()));
+        }
+        Ok(())
+    }
     /// Whether these flags ask for live input (`--updates -`, `--listen` or `--follow`).
     pub fn is_live(&self) -> bool {
         self.listen.is_some() || self.follow.is_some() || self.updates.as_deref() == Some(std::path::Path::new("-"))
@@ -163,6 +217,7 @@ impl JobArgs {
                 stats: self.stats.clone(),
                 output_dir: self.output_dir.clone(),
                 progress: !self.quiet,
+                window: self.window(),
                 ..RunOptions::default()
             };
         }
@@ -180,6 +235,7 @@ impl JobArgs {
             output_dir: self.output_dir.clone(),
             progress: !self.quiet,
             collect: false,
+            window: self.window(),
             ..RunOptions::default()
         }
     }
@@ -193,6 +249,7 @@ pub fn run_job<A: dataflow::Algorithm>(job: &JobArgs, algorithm: A) -> Result<Op
 
 /// Runs several algorithms over one stream, sharing the input's arrangements (`--output-dir`).
 pub fn run_jobs(job: &JobArgs, algorithms: Vec<Box<dyn dataflow::Algorithm>>) -> Result<Option<driver::RunReport>, RunError> {
+    job.check()?;
     if job.is_live() && job.vertices.is_some() {
         return Err(RunError::Input("--vertices is not supported with live input".into()));
     }

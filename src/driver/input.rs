@@ -17,8 +17,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use crate::sources::parse::{read_edges_range, read_updates, read_vertices_range, SourceError};
-use crate::types::{weight_bits, Diff, Edge, Node, Update};
+use crate::sources::parse::{read_edges_range, read_timed_updates, read_vertices_range, SourceError};
+use crate::sources::window::{check_update, EventClock, LatePolicy, WindowSpec};
+use crate::types::{weight_bits, Diff, Edge, Node, Time, Update};
 
 use super::allgather::allgather;
 
@@ -93,6 +94,10 @@ pub struct WorkerShare {
     pub initial: Vec<Edge>,
     updates: UpdateList,
     batch: usize,
+    /// Windowed runs: the event time of each update, and where each epoch ends in the update
+    /// list (late updates are dropped, so epochs have different sizes).
+    times: Arc<Vec<Time>>,
+    bounds: Vec<usize>,
     index: usize,
     peers: usize,
 }
@@ -106,16 +111,41 @@ impl WorkerShare {
     }
     /// Number of update epochs (epochs 1, 2, ...).
     pub fn epochs(&self) -> usize {
-        self.all().len().div_ceil(self.batch.max(1))
+        if self.bounds.is_empty() {
+            self.all().len().div_ceil(self.batch.max(1))
+        } else {
+            self.bounds.len() - 1
+        }
+    }
+    /// This worker's slice (positions in the update list) of update epoch `epoch` (1-based).
+    fn slice(&self, epoch: usize) -> std::ops::Range<usize> {
+        let len = self.all().len();
+        let (start, end) = if self.bounds.is_empty() {
+            (((epoch - 1) * self.batch).min(len), (epoch * self.batch).min(len))
+        } else {
+            (self.bounds[epoch - 1], self.bounds[epoch])
+        };
+        let n = end - start;
+        start + n * self.index / self.peers..start + n * (self.index + 1) / self.peers
+    }
+    /// Number of updates (of all workers) in update epoch `epoch` (1-based).
+    fn slice_len(&self, epoch: usize) -> usize {
+        let len = self.all().len();
+        if self.bounds.is_empty() {
+            (epoch * self.batch).min(len) - ((epoch - 1) * self.batch).min(len)
+        } else {
+            self.bounds[epoch] - self.bounds[epoch - 1]
+        }
     }
     /// This worker's updates of update epoch `epoch` (1-based).
     pub fn epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Diff)> + '_ {
-        let all = self.all();
-        let start = ((epoch - 1) * self.batch).min(all.len());
-        let end = (epoch * self.batch).min(all.len());
-        let chunk = &all[start..end];
-        let (a, b) = (chunk.len() * self.index / self.peers, chunk.len() * (self.index + 1) / self.peers);
-        chunk[a..b].iter().map(|u| (u.edge(), u.diff as Diff))
+        self.all()[self.slice(epoch)].iter().map(|u| (u.edge(), u.diff as Diff))
+    }
+    /// This worker's updates of update epoch `epoch` (1-based) of a windowed run, with their
+    /// event times.
+    pub fn timed_epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Time)> + '_ {
+        let range = self.slice(epoch);
+        self.all()[range.clone()].iter().zip(&self.times[range]).map(|(u, &t)| (u.edge(), t))
     }
 }
 
@@ -137,6 +167,21 @@ pub struct InputFacts {
     pub bytes: u64,
     /// Whether the update stream deletes anything (the initial graph never does).
     pub has_deletions: bool,
+    /// Windowed runs: the watermark's course.
+    pub window: Option<WindowFacts>,
+}
+
+/// How the watermark of a windowed file run moves (the same on every worker).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WindowFacts {
+    /// After each epoch 1, 2, ...: the watermark ...
+    pub watermarks: Vec<Time>,
+    /// ... the output frontier (results of earlier times are final) ...
+    pub frontiers: Vec<Time>,
+    /// ... and the late updates dropped in it.
+    pub late: Vec<u64>,
+    /// The frontier once the stream has ended.
+    pub final_frontier: Time,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -163,7 +208,15 @@ fn failure(order: u8, e: SourceError) -> InputFailure {
 /// Loads, validates and shares out the input. Every worker must call this (it communicates).
 /// With `trusted`, a memory stream's deletions are not validated (the generators in
 /// `crate::sources::stream` only delete present copies).
-pub fn load(worker: &mut Worker, source: &Source, trusted: bool) -> Result<(WorkerShare, InputFacts), InputFailure> {
+///
+/// With `window`, every update must carry an event time and insert; late updates are dropped or
+/// fail the run as the spec says (see [`crate::sources::window`]).
+pub fn load(
+    worker: &mut Worker,
+    source: &Source,
+    trusted: bool,
+    window: Option<&WindowSpec>,
+) -> Result<(WorkerShare, InputFacts), InputFailure> {
     let index = worker.index();
     let peers = worker.peers();
 
@@ -173,6 +226,8 @@ pub fn load(worker: &mut Worker, source: &Source, trusted: bool) -> Result<(Work
     let mut bytes = 0u64;
     // (update, line, label of its source) for the whole stream.
     let mut updates: Vec<(usize, Update)> = Vec::new();
+    // Windowed runs: the event time of each entry of `updates`.
+    let mut times: Vec<Time> = Vec::new();
     let mut update_label = String::from("<generated updates>");
     // For memory streams `updates` holds only the deletions (the full stream is shared).
     let mut memory_deletions_only = false;
@@ -206,7 +261,28 @@ pub fn load(worker: &mut Worker, source: &Source, trusted: bool) -> Result<(Work
             }
             if let Some(path) = &files.updates {
                 update_label = path.display().to_string();
-                match read_updates(path) {
+                let checked = read_timed_updates(path).and_then(|list| {
+                    let mut out = Vec::with_capacity(list.len());
+                    for (line, u, t) in list {
+                        match check_update(window, &u, t) {
+                            Ok(t) => {
+                                if let Some(t) = t {
+                                    times.push(t);
+                                }
+                                out.push((line, u));
+                            }
+                            Err(problem) => {
+                                return Err(SourceError::Input(crate::sources::InputError {
+                                    path: path.clone(),
+                                    line,
+                                    problem,
+                                }))
+                            }
+                        }
+                    }
+                    Ok(out)
+                });
+                match checked {
                     Ok(u) => updates = u,
                     Err(e) => {
                         let f = failure(2, e);
@@ -222,6 +298,13 @@ pub fn load(worker: &mut Worker, source: &Source, trusted: bool) -> Result<(Work
                 exit_code: 1,
                 order: (0, 0),
                 message: "internal error: live input is not loaded up front".into(),
+            })
+        }
+        Source::Memory(_) if window.is_some() => {
+            return Err(InputFailure {
+                exit_code: 1,
+                order: (0, 0),
+                message: "windows need event times: give an update file whose lines end with @T".into(),
             })
         }
         Source::Memory(stream) => {
@@ -329,7 +412,51 @@ pub fn load(worker: &mut Worker, source: &Source, trusted: bool) -> Result<(Work
         }
     }
 
-    // 5. Cut into epochs; each worker feeds a contiguous slice of each epoch.
+    // 5. Windowed runs: decide lateness epoch by epoch, drop (or refuse) late updates.
+    let mut window_facts = None;
+    if let (Some(spec), Source::Files(_)) = (window, source) {
+        let batch = batch.unwrap_or(updates.len().max(1));
+        let mut clock = EventClock::new(*spec);
+        let mut facts = WindowFacts::default();
+        let mut kept = Vec::with_capacity(updates.len());
+        let mut kept_times = Vec::with_capacity(times.len());
+        let mut bounds = vec![0];
+        for (chunk, chunk_times) in updates.chunks(batch).zip(times.chunks(batch)) {
+            let mut late = 0;
+            let first_new = kept_times.len();
+            for (&(line, u), &t) in chunk.iter().zip(chunk_times) {
+                if clock.is_late(t) {
+                    match spec.late {
+                        LatePolicy::Drop => {
+                            late += 1;
+                            continue;
+                        }
+                        LatePolicy::Error => {
+                            return Err(InputFailure {
+                                exit_code: 2,
+                                order: (2, line),
+                                message: format!("{}:{}: {}", update_label, line, clock.late_reason(t)),
+                            })
+                        }
+                    }
+                }
+                kept.push((line, u));
+                kept_times.push(t);
+            }
+            clock.close_epoch(kept_times[first_new..].iter().copied());
+            bounds.push(kept.len());
+            facts.watermarks.push(clock.watermark());
+            facts.frontiers.push(clock.frontier());
+            facts.late.push(late);
+        }
+        facts.final_frontier = clock.final_frontier();
+        updates = kept;
+        share.times = Arc::new(kept_times);
+        share.bounds = bounds;
+        window_facts = Some(facts);
+    }
+
+    // 6. Cut into epochs; each worker feeds a contiguous slice of each epoch.
     let batch = match source {
         Source::Memory(m) => {
             share.updates = UpdateList::Shared(m.clone());
@@ -345,16 +472,14 @@ pub fn load(worker: &mut Worker, source: &Source, trusted: bool) -> Result<(Work
     share.batch = batch;
     share.index = index;
     share.peers = peers;
-    let total = share.all().len();
-    let epoch_updates: Vec<u64> = (0..share.epochs())
-        .map(|e| ((e + 1) * batch).min(total) as u64 - (e * batch) as u64)
-        .collect();
+    let epoch_updates: Vec<u64> = (1..=share.epochs()).map(|e| share.slice_len(e) as u64).collect();
     let facts = InputFacts {
         initial_edges: reports.iter().map(|r| r.initial_edges).sum(),
         vertex_lines: reports.iter().map(|r| r.vertex_lines).sum(),
         epoch_updates,
         bytes,
         has_deletions,
+        window: window_facts,
     };
     Ok((share, facts))
 }

@@ -30,6 +30,12 @@ pub struct EpochStats {
     pub output_changes: u64,
     /// Resident memory of the writing process after the epoch.
     pub rss_bytes: u64,
+    /// Windowed runs: the watermark after this epoch (updates older than it are late).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watermark: Option<u64>,
+    /// Windowed runs: late updates dropped in this epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<u64>,
 }
 
 /// Latency percentiles over epochs 1.. (epoch 0 is the initial load and is reported apart).

@@ -38,6 +38,7 @@ pub use metrics::{EpochStats, LatencySummary};
 
 use crate::dataflow::{Algorithm, GraphInput};
 use crate::sinks::{Change, Progress, ResultSink, RunSummary, StatsWriter};
+use crate::sources::window::{EventClock, WindowSpec};
 use crate::types::{Diff, Edge, Node, Time};
 
 /// Everything a run needs besides the algorithm.
@@ -64,6 +65,9 @@ pub struct RunOptions {
     /// Stop feeding new epochs once the update epochs have run this long; the report is then
     /// marked partial (it covers the prefix of the stream that was processed).
     pub time_limit: Option<std::time::Duration>,
+    /// Event-time windows (`--window`, `--tumbling`): the dataflow time is the event time, and
+    /// results are written once the watermark has passed them (see [`crate::sources::window`]).
+    pub window: Option<WindowSpec>,
 }
 
 impl Default for RunOptions {
@@ -80,6 +84,7 @@ impl Default for RunOptions {
             keep_state: false,
             trusted_input: false,
             time_limit: None,
+            window: None,
         }
     }
 }
@@ -155,6 +160,14 @@ impl From<InputFailure> for RunError {
 
 type SinkBuffer = Rc<RefCell<BTreeMap<Time, Vec<((Node, u64), Diff)>>>>;
 
+/// A windowed epoch's outcome for the writer: results of times below `frontier` are final.
+#[derive(Clone, Copy, Debug)]
+struct EventEpoch {
+    frontier: Time,
+    watermark: Time,
+    late: u64,
+}
+
 /// What a live run hands its workers: one receiver per local worker, the shared progress
 /// counters, and the last epoch already in the change log.
 struct LiveShared {
@@ -189,6 +202,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
         Source::Live(cfg) if options.layout.process == 0 => {
             let mut cfg = cfg.clone();
             cfg.workers = options.layout.workers;
+            cfg.window = options.window;
             let handle = crate::live::reader::start(cfg.clone())
                 .map_err(|e| RunError::Other(format!("{:#}", e)))?;
             for w in &handle.warnings {
@@ -279,10 +293,52 @@ struct Writer {
     written_through: Option<Time>,
     /// With a state directory: where the change-log mark is kept.
     mark_dir: Option<PathBuf>,
+    /// Windowed runs: late updates dropped so far.
+    late: u64,
+}
+
+/// Writes the buffered changes of every time below `frontier` to `sink`, time by time.
+fn write_times_below(sink: &mut ResultSink, buffer: &SinkBuffer, frontier: Time, write: bool) -> Result<u64, RunError> {
+    let mut lines = 0;
+    loop {
+        let next = {
+            let mut buffer = buffer.borrow_mut();
+            match buffer.first_key_value() {
+                Some((&t, _)) if t < frontier => buffer.remove(&t).map(|c| (t, c)),
+                _ => None,
+            }
+        };
+        let Some((time, changes)) = next else { return Ok(lines) };
+        lines += sink.epoch_with(time, changes, write).map_err(|e| RunError::Other(e.to_string()))?;
+    }
 }
 
 impl Writer {
-    fn epoch(&mut self, buffers: &[SinkBuffer], epoch: Time, updates: u64, latency: f64, first: bool) -> Result<(), RunError> {
+    /// The end of a windowed stream: writes every time below the final frontier (no new epoch).
+    fn finish_window(&mut self, buffers: &[SinkBuffer], frontier: Time) -> Result<(), RunError> {
+        for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
+            let n = write_times_below(sink, buffer, frontier, true)?;
+            self.sink_changes[i] += n;
+            self.output_changes += n;
+            if let Some(last) = self.epoch_stats.last_mut() {
+                last.output_changes += n;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes epoch `epoch`: without `event`, every buffered change up to `epoch`, labelled
+    /// `epoch`; with it (windowed runs), the changes of each time below its frontier, each
+    /// labelled with its own (event) time.
+    fn epoch(
+        &mut self,
+        buffers: &[SinkBuffer],
+        epoch: Time,
+        updates: u64,
+        latency: f64,
+        first: bool,
+        event: Option<EventEpoch>,
+    ) -> Result<(), RunError> {
         if first {
             self.initial_seconds = latency;
         } else {
@@ -293,17 +349,22 @@ impl Writer {
         let quiet = self.written_through.map(|w| epoch <= w).unwrap_or(false);
         let mut lines = 0;
         for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
-            let mut changes = Vec::new();
-            {
-                let mut buffer = buffer.borrow_mut();
-                let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
-                for t in done {
-                    if let Some(mut c) = buffer.remove(&t) {
-                        changes.append(&mut c);
+            let n = match event {
+                None => {
+                    let mut changes = Vec::new();
+                    {
+                        let mut buffer = buffer.borrow_mut();
+                        let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
+                        for t in done {
+                            if let Some(mut c) = buffer.remove(&t) {
+                                changes.append(&mut c);
+                            }
+                        }
                     }
+                    sink.epoch_with(epoch, changes, !quiet).map_err(|e| RunError::Other(e.to_string()))?
                 }
-            }
-            let n = sink.epoch_with(epoch, changes, !quiet).map_err(|e| RunError::Other(e.to_string()))?;
+                Some(event) => write_times_below(sink, buffer, event.frontier, !quiet)?,
+            };
             self.sink_changes[i] += n;
             lines += n;
         }
@@ -315,7 +376,16 @@ impl Writer {
         self.output_changes += lines;
         let (rss, hwm) = metrics::memory();
         self.peak_rss = self.peak_rss.max(hwm);
-        let s = EpochStats { epoch, updates, latency_ms: latency * 1000.0, output_changes: lines, rss_bytes: rss };
+        let s = EpochStats {
+            epoch,
+            updates,
+            latency_ms: latency * 1000.0,
+            output_changes: lines,
+            rss_bytes: rss,
+            watermark: event.map(|e| e.watermark),
+            late: event.map(|e| e.late),
+        };
+        self.late += event.map_or(0, |e| e.late);
         if let Some(w) = &mut self.stats {
             w.epoch(&s).map_err(|e| RunError::Other(e.to_string()))?;
         }
@@ -339,7 +409,7 @@ fn run_worker(
     let (mut share, facts) = if is_live {
         (input::WorkerShare::default(), input::InputFacts::default())
     } else {
-        input::load(worker, &options.source, options.trusted_input)?
+        input::load(worker, &options.source, options.trusted_input, options.window.as_ref())?
     };
     let load_seconds = started.elapsed().as_secs_f64();
 
@@ -425,6 +495,7 @@ fn run_worker(
                     updates: 0,
                     written_through: live.and_then(|l| l.written_through),
                     mark_dir: live.and_then(|l| l.state_dir.clone()).filter(|_| options.changes.is_some()),
+                    late: 0,
                 });
             }
             (Err(e), _) | (_, Err(e)) => sink_error = sink_error.or(Some(e)),
@@ -435,10 +506,13 @@ fn run_worker(
         return Err(RunError::Other(e));
     }
 
-    let insert_only = match &options.source {
-        Source::Live(cfg) => cfg.insert_only,
-        _ => !facts.has_deletions,
-    };
+    // A windowed stream retracts every edge when it leaves its window: never insert-only.
+    let window = options.window;
+    let insert_only = window.is_none()
+        && match &options.source {
+            Source::Live(cfg) => cfg.insert_only,
+            _ => !facts.has_deletions,
+        };
     let buffers: Vec<SinkBuffer> = algorithms.iter().map(|_| Rc::new(RefCell::new(BTreeMap::new()))).collect();
     let mut edges_in: InputSession<Time, Edge, Diff> = InputSession::new();
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
@@ -480,6 +554,8 @@ fn run_worker(
     let mut epoch: Time = 0;
     let mut partial = false;
 
+    // Windowed runs: every worker follows the watermark itself (it sees every epoch's times).
+    let mut clock = window.map(EventClock::new);
     if let Some(live) = live {
         // Live input (process 0): every local worker receives every epoch and feeds its slice.
         let receiver = live.receivers.lock().map_err(|_| RunError::Other("poisoned".into()))?[worker.index() % options.layout.workers]
@@ -489,6 +565,11 @@ fn run_worker(
         let mut first = true;
         // A restart's replay in progress: (last epoch fed, updates, when it began).
         let mut replay: Option<(Time, u64, Instant)> = None;
+        // Where the input is advanced after an epoch, and what the writer writes.
+        let target = |clock: &Option<EventClock>, epoch: Time, late: u64| match clock {
+            None => (epoch + 1, None),
+            Some(c) => (c.frontier(), Some(EventEpoch { frontier: c.frontier(), watermark: c.watermark(), late })),
+        };
         loop {
             let batch = loop {
                 match receiver.try_recv() {
@@ -507,13 +588,14 @@ fn run_worker(
                 .unwrap_or(false);
             if !is_replay {
                 if let Some((last, updates, started)) = replay.take() {
-                    edges_in.advance_to(last + 1);
+                    let (until, event) = target(&clock, last, 0);
+                    edges_in.advance_to(until);
                     edges_in.flush();
-                    while probe.less_than(&(last + 1)) {
+                    while probe.less_than(&until) {
                         worker.step();
                     }
                     if let Some(w) = &mut writer {
-                        w.epoch(&buffers, last, updates, started.elapsed().as_secs_f64(), first)?;
+                        w.epoch(&buffers, last, updates, started.elapsed().as_secs_f64(), first, event)?;
                         live.progress.complete(last);
                     }
                     first = false;
@@ -531,16 +613,26 @@ fn run_worker(
             }
             epoch = batch.epoch;
             // A replay is fed at the time of its first epoch: one dataflow time for all of it.
-            if replay.is_none() {
+            // (Windowed runs feed at event times; their input time is the watermark's frontier.)
+            if replay.is_none() && clock.is_none() {
                 edges_in.advance_to(epoch);
             }
             let n = batch.updates.len();
-            for u in &batch.updates[n * local / locals..n * (local + 1) / locals] {
-                edges_in.update(u.edge(), u.diff as Diff);
+            let mine = n * local / locals..n * (local + 1) / locals;
+            match (&window, batch.times.is_empty()) {
+                (Some(spec), false) => {
+                    for (u, &t) in batch.updates[mine.clone()].iter().zip(&batch.times[mine]) {
+                        feed_windowed(&mut edges_in, spec, u.edge(), t);
+                    }
+                }
+                _ => {
+                    for u in &batch.updates[mine] {
+                        edges_in.update(u.edge(), u.diff as Diff);
+                    }
+                }
             }
-            if !is_replay {
-                edges_in.advance_to(epoch + 1);
-                edges_in.flush();
+            if let Some(c) = clock.as_mut() {
+                c.close_epoch(batch.times.iter().copied());
             }
             if is_replay {
                 let (updates, started) = match replay.take() {
@@ -556,16 +648,22 @@ fn run_worker(
                 worker.step();
                 continue;
             }
+            let (until, event) = target(&clock, epoch, batch.late);
+            edges_in.advance_to(until);
+            edges_in.flush();
             let handed_over = Instant::now();
-            while probe.less_than(&(epoch + 1)) {
+            while probe.less_than(&until) {
                 worker.step();
             }
             let latency = handed_over.elapsed().as_secs_f64();
             if let Some(w) = &mut writer {
-                w.epoch(&buffers, epoch, n as u64, latency, first)?;
+                w.epoch(&buffers, epoch, n as u64, latency, first, event)?;
                 live.progress.complete(epoch);
             }
             first = false;
+        }
+        if let Some(c) = &clock {
+            finish_window(worker, &mut edges_in, &probe, writer.as_mut(), &buffers, c.final_frontier())?;
         }
     } else if is_live {
         // Live input in another process: nothing to feed here.
@@ -579,10 +677,20 @@ fn run_worker(
         // their clocks agree at epoch boundaries) and stops at the time limit on its own.
         let mut worker_update_seconds = 0.0;
         loop {
-            edges_in.advance_to(epoch + 1);
+            // Windowed: the frontier the watermark allows after this epoch (0 after epoch 0).
+            let (until, event) = match (&facts.window, epoch) {
+                (None, _) => (epoch + 1, None),
+                (Some(_), 0) => (0, Some(EventEpoch { frontier: 0, watermark: 0, late: 0 })),
+                (Some(wf), e) => {
+                    let i = e as usize - 1;
+                    let frontier = wf.frontiers[i];
+                    (frontier, Some(EventEpoch { frontier, watermark: wf.watermarks[i], late: wf.late[i] }))
+                }
+            };
+            edges_in.advance_to(until);
             edges_in.flush();
             let handed_over = Instant::now();
-            while probe.less_than(&(epoch + 1)) {
+            while probe.less_than(&until) {
                 worker.step();
             }
             let latency = handed_over.elapsed().as_secs_f64();
@@ -592,7 +700,7 @@ fn run_worker(
             }
             let update_seconds = worker_update_seconds;
             if let Some(w) = &mut writer {
-                w.epoch(&buffers, epoch, updates, latency, epoch == 0)?;
+                w.epoch(&buffers, epoch, updates, latency, epoch == 0, event)?;
             }
             // Every worker decides on its own clock; they are in step at epoch boundaries.
             let out_of_time = options.time_limit.map(|limit| epoch > 0 && update_seconds >= limit.as_secs_f64()).unwrap_or(false);
@@ -601,11 +709,23 @@ fn run_worker(
                 break;
             }
             if epoch == update_epochs {
+                if let Some(wf) = &facts.window {
+                    finish_window(worker, &mut edges_in, &probe, writer.as_mut(), &buffers, wf.final_frontier)?;
+                }
                 break;
             }
             epoch += 1;
-            for (e, d) in share.epoch(epoch as usize) {
-                edges_in.update(e, d);
+            match &window {
+                Some(spec) => {
+                    for (e, t) in share.timed_epoch(epoch as usize) {
+                        feed_windowed(&mut edges_in, spec, e, t);
+                    }
+                }
+                None => {
+                    for (e, d) in share.epoch(epoch as usize) {
+                        edges_in.update(e, d);
+                    }
+                }
             }
         }
     }
@@ -640,9 +760,43 @@ fn run_worker(
         peak_rss_bytes: w.peak_rss.max(metrics::memory().1),
         output_changes: w.output_changes,
         wall_seconds: started.elapsed().as_secs_f64(),
+        late_updates: window.map(|_| w.late),
     };
     if let Some(stats) = w.stats {
         stats.summary(&summary).map_err(|e| RunError::Other(e.to_string()))?;
     }
     Ok(Some(RunReport { summary, epochs: w.epoch_stats, changes, final_state, algorithms: reports }))
+}
+
+/// Feeds one accepted insertion of a windowed stream: it enters at its window's first time and
+/// is retracted, as a future change, when it leaves the window.
+fn feed_windowed(edges_in: &mut InputSession<Time, Edge, Diff>, spec: &WindowSpec, edge: Edge, time: Time) {
+    let (enter, leave) = spec.lifetime(time);
+    edges_in.update_at(edge, enter, 1);
+    if let Some(leave) = leave {
+        edges_in.update_at(edge, leave, -1);
+    }
+}
+
+/// The end of a windowed stream: advances the input to the final frontier, waits for it, and
+/// writes the last final times. (Retractions scheduled beyond it are never written.)
+fn finish_window(
+    worker: &mut timely::worker::Worker,
+    edges_in: &mut InputSession<Time, Edge, Diff>,
+    probe: &ProbeHandle<Time>,
+    writer: Option<&mut Writer>,
+    buffers: &[SinkBuffer],
+    frontier: Time,
+) -> Result<(), RunError> {
+    if edges_in.epoch() < &frontier {
+        edges_in.advance_to(frontier);
+    }
+    edges_in.flush();
+    while probe.less_than(&frontier) {
+        worker.step();
+    }
+    match writer {
+        Some(w) => w.finish_window(buffers, frontier),
+        None => Ok(()),
+    }
 }

@@ -17,6 +17,8 @@
 //! `epoch: u64`, `n: u64`, then `n` updates, each `src: u64`, `dst: u64`, a weight flag byte
 //! (`0` no weight, `1` weight follows), the weight's `f64` bits as `u64` when the flag is `1`, and
 //! `diff: i8` — 18 bytes per unweighted update, 26 per weighted one, plus 28 bytes per epoch.
+//! Updates of a windowed stream carry an event time: flag bit `2` is set and the time (`u64`)
+//! follows the weight (8 more bytes); a record's updates all have one or none have.
 //!
 //! A **snapshot** is `"RPLSNAP1"`, `epoch: u64`, `n: u64`, then `n` entries sorted by
 //! [`Update::edge`] without duplicates, each `src`, `dst`, weight flag and bits as above and
@@ -304,19 +306,32 @@ impl<'a> Cursor<'a> {
     }
     /// `src, dst, weight flag [, weight bits]` as an update with diff +1.
     fn weighted(&mut self) -> Result<Update, String> {
+        match self.weighted_timed(false)? {
+            (u, None) => Ok(u),
+            (_, Some(_)) => unreachable!("no event time without the flag bit"),
+        }
+    }
+    /// `src, dst, flags [, weight bits] [, event time]` as an update with diff +1; flag bit 0:
+    /// a weight follows, bit 1 (log records only, `timed`): an event time follows.
+    fn weighted_timed(&mut self, timed: bool) -> Result<(Update, Option<Time>), String> {
         let src = self.u64()?;
         let dst = self.u64()?;
-        let weight = match self.u8()? {
-            0 => None,
-            1 => Some(f64::from_bits(self.u64()?)),
-            other => return Err(format!("weight flag {other} (must be 0 or 1)")),
-        };
-        Ok(Update {
-            src,
-            dst,
-            weight,
-            diff: 1,
-        })
+        let flags = self.u8()?;
+        let allowed = if timed { 3 } else { 1 };
+        if flags & !allowed != 0 {
+            return Err(format!("weight flag {flags} (must be 0 or 1{})", if timed { ", +2 for an event time" } else { "" }));
+        }
+        let weight = (flags & 1 != 0).then(|| self.u64()).transpose()?.map(f64::from_bits);
+        let time = (flags & 2 != 0).then(|| self.u64()).transpose()?;
+        Ok((
+            Update {
+                src,
+                dst,
+                weight,
+                diff: 1,
+            },
+            time,
+        ))
     }
 }
 
@@ -326,8 +341,13 @@ fn encode_record(batch: &EpochBatch) -> Vec<u8> {
     rec.extend_from_slice(&[0u8; RECORD_HEADER as usize]);
     rec.extend_from_slice(&batch.epoch.to_le_bytes());
     rec.extend_from_slice(&(batch.updates.len() as u64).to_le_bytes());
-    for u in &batch.updates {
+    for (i, u) in batch.updates.iter().enumerate() {
+        let mark = rec.len() + 16;
         put_weighted(&mut rec, u);
+        if let Some(t) = batch.times.get(i) {
+            rec[mark] |= 2;
+            rec.extend_from_slice(&t.to_le_bytes());
+        }
         rec.push(u.diff as u8);
     }
     let len = rec.len() as u64 - RECORD_HEADER;
@@ -352,10 +372,16 @@ fn decode_payload(payload: &[u8]) -> Result<EpochBatch, String> {
         return Err(format!("{n} updates cannot fit in {} bytes", payload.len()));
     }
     let mut updates = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        let mut u = c.weighted()?;
+    let mut times = Vec::new();
+    for i in 0..n {
+        let (mut u, t) = c.weighted_timed(true)?;
         u.diff = c.u8()? as i8;
         updates.push(u);
+        match t {
+            Some(t) if times.len() as u64 == i => times.push(t),
+            None if times.is_empty() => {}
+            _ => return Err(format!("update {i} of the record has {} event time, unlike the others", if t.is_some() { "an" } else { "no" })),
+        }
     }
     if c.remaining() != 0 {
         return Err(format!(
@@ -363,7 +389,7 @@ fn decode_payload(payload: &[u8]) -> Result<EpochBatch, String> {
             c.remaining()
         ));
     }
-    Ok(EpochBatch { epoch, updates })
+    Ok(EpochBatch { epoch, updates, times, late: 0 })
 }
 
 /// Sorts by edge, merges duplicates, and checks the entries.
@@ -1146,7 +1172,7 @@ mod tests {
                 updates.push(Update { diff: -1, ..*u });
             }
             apply(&mut present, &updates);
-            out.push(EpochBatch { epoch: e, updates });
+            out.push(EpochBatch { epoch: e, updates, ..Default::default() });
         }
         out
     }
@@ -1201,6 +1227,33 @@ mod tests {
 
     fn record_len(b: &EpochBatch) -> u64 {
         encode_record(b).len() as u64
+    }
+
+    #[test]
+    fn event_times_round_trip() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        let mut all = batches(3);
+        for b in &mut all[1..] {
+            b.updates.retain(|u| u.diff > 0);
+            b.times = (0..b.updates.len() as u64).map(|i| u64::MAX - i * 7).collect();
+        }
+        {
+            let (mut sd, _) = StateDir::open(&dir).unwrap();
+            for b in &all {
+                sd.append(b).unwrap();
+            }
+        }
+        let (_, rec) = StateDir::open(&dir).unwrap();
+        assert_eq!(rec.log, all);
+        assert!(rec.log[0].times.is_empty() && !rec.log[2].times.is_empty());
+        // Every timed update costs 8 more bytes.
+        let untimed = EpochBatch { times: vec![], ..all[2].clone() };
+        assert_eq!(record_len(&all[2]), record_len(&untimed) + 8 * all[2].updates.len() as u64);
+        // A record mixing timed and untimed updates does not decode.
+        let mut rec = encode_record(&all[2]);
+        rec[RECORD_HEADER as usize + 16 + 16] &= !2;
+        assert!(decode_payload(&rec[RECORD_HEADER as usize..]).unwrap_err().contains("event time"));
     }
 
     #[test]
@@ -1808,7 +1861,7 @@ mod tests {
         }
         let empty = EpochBatch {
             epoch: 9,
-            updates: vec![],
+            updates: vec![], ..Default::default()
         };
         assert_eq!(record_len(&empty), RECORD_HEADER + MIN_PAYLOAD);
         assert_eq!(decode_payload(&encode_record(&empty)[12..]).unwrap(), empty);

@@ -26,10 +26,17 @@ use serde::{Deserialize, Serialize};
 use crate::types::{Time, Update};
 
 /// One closed, validated epoch of updates.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EpochBatch {
     pub epoch: Time,
     pub updates: Vec<Update>,
+    /// Windowed streams: the event time of each update (empty otherwise; for a snapshot's
+    /// restored edges, the event time of each copy, or empty for a static graph).
+    #[serde(default)]
+    pub times: Vec<Time>,
+    /// Windowed streams: late updates dropped from this epoch (not logged; 0 after a restart).
+    #[serde(default)]
+    pub late: u64,
 }
 
 /// What the driver must do before live epochs start, after a restart.

@@ -96,7 +96,8 @@ use anyhow::{anyhow, bail, Context};
 
 use super::durability::{read_mark, Recovered, StateDir};
 use super::{EpochBatch, Progress};
-use crate::sources::parse::{parse_update_bytes, read_edges};
+use crate::sources::parse::{parse_timed_update_bytes, read_edges};
+use crate::sources::window::{check_update, EventClock, LatePolicy, WindowSpec};
 use crate::types::{weight_bits, Edge, Time, Update};
 
 /// Bytes read from an input at a time; the lines of one read travel as one queue message.
@@ -142,6 +143,9 @@ pub struct LiveConfig {
     /// Declared insert-only (`--insert-only`): deletions are rejected, and the driver may use
     /// insert-only fast paths.
     pub insert_only: bool,
+    /// Event-time windows: every update line carries `@T` and only inserts; late lines are
+    /// dropped (counted) or rejected (see [`crate::sources::window`]).
+    pub window: Option<WindowSpec>,
 }
 
 impl LiveConfig {
@@ -150,6 +154,7 @@ impl LiveConfig {
         LiveConfig {
             input,
             insert_only: false,
+            window: None,
             graph: None,
             batch: None,
             epoch_ms: None,
@@ -188,8 +193,11 @@ pub struct LiveSummary {
     pub updates: u64,
     /// Update lines that arrived after the stream ended and were ignored.
     pub late: u64,
-    /// Lines rejected (malformed, deletion of an absent edge, too long).
+    /// Lines rejected (malformed, deletion of an absent edge, too long, late with
+    /// `--late error`).
     pub rejected_lines: u64,
+    /// Windowed streams: late updates dropped (`--late drop`).
+    pub late_dropped: u64,
 }
 
 /// Starts the front end: recovers or reads the initial graph, queues the initial batches to the
@@ -249,7 +257,7 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
             None => Vec::new(),
         };
         apply(&mut edges, &updates);
-        let batch = EpochBatch { epoch: 0, updates };
+        let batch = EpochBatch { epoch: 0, updates, ..Default::default() };
         if let Some(state) = state.as_mut() {
             state
                 .append(&batch)
@@ -258,6 +266,20 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
         initial.push(batch);
     }
     let next_epoch = initial.last().map_or(0, |b| b.epoch + 1);
+    // Windowed streams: the watermark follows from the epochs so far.
+    let clock = config.window.map(|spec| {
+        let mut clock = EventClock::new(spec);
+        for batch in &initial {
+            clock.close_epoch(batch.times.iter().copied());
+        }
+        clock
+    });
+    if config.window.is_some() && config.state_dir.is_some() && config.snapshot_every.is_some() {
+        warnings.push(
+            "windowed streams are not snapshotted yet: the state directory keeps the whole log and a restart replays it"
+                .to_string(),
+        );
+    }
 
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..config.workers)
         .map(|_| mpsc::channel::<EpochBatch>())
@@ -316,6 +338,8 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
         edges,
         next_epoch,
         pending: Vec::new(),
+        pending_late: 0,
+        clock,
         producers: HashMap::new(),
         claimed: HashMap::new(),
         insert_only: config.insert_only,
@@ -383,7 +407,7 @@ fn recover(
         }
         initial.push(EpochBatch {
             epoch: base,
-            updates,
+            updates, ..Default::default()
         });
         expected = base + 1;
     }
@@ -458,7 +482,7 @@ const LOCAL: ConnId = 0;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Item {
-    Update(Update),
+    Update(Update, Option<Time>),
     Commit,
     End,
     /// A rejected line and why.
@@ -500,8 +524,8 @@ fn classify(line: &[u8]) -> Option<Item> {
         b"end" => return Some(Item::End),
         _ => {}
     }
-    match parse_update_bytes(line) {
-        Ok(Some(update)) => Some(Item::Update(update)),
+    match parse_timed_update_bytes(line) {
+        Ok(Some((update, time))) => Some(Item::Update(update, time)),
         Ok(None) => None,
         Err(e) => Some(Item::Bad(e.to_string())),
     }
@@ -787,8 +811,12 @@ struct Sequencer {
     edges: HashMap<Edge, u64>,
     /// The open epoch's number (= number of epochs handed to the workers).
     next_epoch: Time,
-    /// The open epoch's updates, in arrival order.
-    pending: Vec<(ConnId, Update)>,
+    /// The open epoch's updates, in arrival order (with their event times in windowed streams).
+    pending: Vec<(ConnId, Update, Time)>,
+    /// Late updates dropped from the open epoch.
+    pending_late: u64,
+    /// Windowed streams: the watermark as of the last closed epoch.
+    clock: Option<EventClock>,
     producers: HashMap<ConnId, Producer>,
     /// Copies of the multiset claimed by pending deletions (all producers).
     claimed: HashMap<Edge, u64>,
@@ -883,8 +911,13 @@ impl Sequencer {
         let mut lines = lines.into_iter();
         while let Some(Line { no, item }) = lines.next() {
             let flow = match item {
-                Item::Update(update) => match self.offer(conn, update) {
-                    Ok(()) if self.batch.is_some_and(|n| self.pending.len() >= n) => {
+                Item::Update(update, time) => match self.offer(conn, update, time) {
+                    // Dropped late lines count too: an epoch is N consecutive update lines.
+                    Ok(())
+                        if self
+                            .batch
+                            .is_some_and(|n| self.pending.len() as u64 + self.pending_late >= n as u64) =>
+                    {
                         self.close(None)?;
                         self.after_close()
                     }
@@ -906,7 +939,7 @@ impl Sequencer {
             };
             if !matches!(flow, Flow::Continue) {
                 self.summary.late += lines
-                    .filter(|line| matches!(line.item, Item::Update(_)))
+                    .filter(|line| matches!(line.item, Item::Update(..)))
                     .count() as u64;
                 return Ok(flow);
             }
@@ -914,8 +947,21 @@ impl Sequencer {
         Ok(Flow::Continue)
     }
 
-    /// Validates an update of `conn` and adds it to the open epoch.
-    fn offer(&mut self, conn: ConnId, update: Update) -> Result<(), String> {
+    /// Validates an update of `conn` and adds it to the open epoch (a late one of a windowed
+    /// stream is dropped and counted, or rejected).
+    fn offer(&mut self, conn: ConnId, update: Update, time: Option<Time>) -> Result<(), String> {
+        let time = check_update(self.clock.as_ref().map(EventClock::spec), &update, time)?;
+        if let (Some(clock), Some(t)) = (&self.clock, time) {
+            if clock.is_late(t) {
+                return match clock.spec().late {
+                    LatePolicy::Drop => {
+                        self.pending_late += 1;
+                        Ok(())
+                    }
+                    LatePolicy::Error => Err(clock.late_reason(t)),
+                };
+            }
+        }
         if self.insert_only && update.diff < 0 {
             return Err(format!(
                 "deletion of edge {} {} on a stream declared --insert-only",
@@ -941,7 +987,7 @@ impl Sequencer {
             *claimed += 1;
             *producer.claims.entry(edge).or_insert(0) += 1;
         }
-        self.pending.push((conn, update));
+        self.pending.push((conn, update, time.unwrap_or(0)));
         Ok(())
     }
 
@@ -953,7 +999,7 @@ impl Sequencer {
                     *claimed -= n;
                 }
             }
-            self.pending.retain(|&(c, _)| c != conn);
+            self.pending.retain(|&(c, _, _)| c != conn);
         }
     }
 
@@ -994,10 +1040,18 @@ impl Sequencer {
         if epoch > 0 {
             self.snapshot(epoch - 1)?;
         }
-        let updates: Vec<Update> = self.pending.drain(..).map(|(_, u)| u).collect();
+        let (updates, times): (Vec<Update>, Vec<Time>) = self.pending.drain(..).map(|(_, u, t)| (u, t)).unzip();
         self.producers.clear();
         self.claimed.clear();
-        let batch = EpochBatch { epoch, updates };
+        let late = std::mem::take(&mut self.pending_late);
+        self.summary.late_dropped += late;
+        let batch = match &mut self.clock {
+            Some(clock) => {
+                clock.close_epoch(times.iter().copied());
+                EpochBatch { epoch, updates, times, late }
+            }
+            None => EpochBatch { epoch, updates, ..Default::default() },
+        };
         if let Some(state) = self.state.as_mut() {
             state
                 .append(&batch)
@@ -1023,6 +1077,10 @@ impl Sequencer {
         let (Some(state), Some(every)) = (self.state.as_mut(), self.snapshot_every) else {
             return Ok(());
         };
+        if self.clock.is_some() {
+            // A windowed stream's state is not an edge multiset (see `start`).
+            return Ok(());
+        }
         let due = match state.snapshot_epochs().last() {
             Some(&last) => epoch >= last + every,
             None => epoch >= every,
@@ -1093,7 +1151,7 @@ impl Sequencer {
             if let Event::Lines { lines, .. } = event {
                 self.summary.late += lines
                     .iter()
-                    .filter(|line| matches!(line.item, Item::Update(_)))
+                    .filter(|line| matches!(line.item, Item::Update(..)))
                     .count() as u64;
             }
         }
@@ -1208,7 +1266,7 @@ mod tests {
             out,
             vec![Line {
                 no: 1,
-                item: Item::Update(ins(1, 2))
+                item: Item::Update(ins(1, 2), None)
             }]
         );
         out.clear();
@@ -1219,7 +1277,7 @@ mod tests {
             vec![
                 Line {
                     no: 4,
-                    item: Item::Update(del(3, 4))
+                    item: Item::Update(del(3, 4), None)
                 },
                 Line {
                     no: 5,
@@ -1252,7 +1310,7 @@ mod tests {
             out[1],
             Line {
                 no: 9,
-                item: Item::Update(ins(5, 6))
+                item: Item::Update(ins(5, 6), None)
             }
         );
     }
@@ -1268,8 +1326,7 @@ mod tests {
             next_epoch(&handle),
             EpochBatch {
                 epoch: 0,
-                updates: vec![]
-            }
+                updates: vec![], ..Default::default() }
         );
 
         a.send("+ 1 2\n2 3 0.5\ncommit\n");
@@ -1317,7 +1374,7 @@ mod tests {
         ];
         for (i, updates) in expected.into_iter().enumerate() {
             let epoch = i as u64 + 1;
-            assert_eq!(next_epoch(&handle), EpochBatch { epoch, updates });
+            assert_eq!(next_epoch(&handle), EpochBatch { epoch, updates, ..Default::default() });
         }
         a.send("end\n");
         assert_eq!(a.line(), "bye");
@@ -1333,7 +1390,8 @@ mod tests {
                 epochs: 6,
                 updates: 6,
                 late: 0,
-                rejected_lines: 1
+                rejected_lines: 1,
+                late_dropped: 0
             }
         );
     }
@@ -1450,12 +1508,10 @@ mod tests {
             vec![
                 EpochBatch {
                     epoch: 0,
-                    updates: vec![]
-                },
+                    updates: vec![], ..Default::default() },
                 EpochBatch {
                     epoch: 1,
-                    updates: vec![ins(1, 2), ins(2, 3)]
-                },
+                    updates: vec![ins(1, 2), ins(2, 3)], ..Default::default() },
             ]
         );
         handle.thread.join().unwrap().unwrap();
@@ -1498,8 +1554,7 @@ mod tests {
             next_epoch(&handle),
             EpochBatch {
                 epoch: 1,
-                updates: vec![ins(1, 2)]
-            }
+                updates: vec![ins(1, 2)], ..Default::default() }
         );
         thread::sleep(Duration::from_millis(100));
         append(" 4");
@@ -1510,16 +1565,14 @@ mod tests {
             next_epoch(&handle),
             EpochBatch {
                 epoch: 2,
-                updates: vec![ins(3, 4)]
-            }
+                updates: vec![ins(3, 4)], ..Default::default() }
         );
         append("- 3 4\nend\n");
         assert_eq!(
             next_epoch(&handle),
             EpochBatch {
                 epoch: 3,
-                updates: vec![del(3, 4)]
-            }
+                updates: vec![del(3, 4)], ..Default::default() }
         );
         let summary = handle.thread.join().unwrap().unwrap();
         assert_eq!(
@@ -1528,7 +1581,8 @@ mod tests {
                 epochs: 3,
                 updates: 3,
                 late: 0,
-                rejected_lines: 1
+                rejected_lines: 1,
+                late_dropped: 0
             }
         );
     }
@@ -1629,8 +1683,7 @@ mod tests {
             last,
             &EpochBatch {
                 epoch: 5,
-                updates: vec![del(1, 2)]
-            }
+                updates: vec![del(1, 2)], ..Default::default() }
         );
         assert_eq!(replayed.last().unwrap().epoch, 4);
         assert_eq!(multiset(replayed), state, "the replay reproduces the state");

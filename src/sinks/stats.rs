@@ -38,6 +38,9 @@ pub struct RunSummary {
     pub peak_rss_bytes: u64,
     pub output_changes: u64,
     pub wall_seconds: f64,
+    /// Windowed runs: late updates dropped over the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_updates: Option<u64>,
 }
 
 impl RunSummary {
@@ -68,7 +71,7 @@ impl RunSummary {
             oc = self.output_changes,
             mem = self.peak_rss_bytes as f64 / (1024.0 * 1024.0),
             wall = self.wall_seconds,
-        )
+        ) + &self.late_updates.map(|n| format!("; late updates dropped: {n}")).unwrap_or_default()
     }
 }
 
