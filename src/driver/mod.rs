@@ -619,20 +619,15 @@ fn run_worker(
             }
             let n = batch.updates.len();
             let mine = n * local / locals..n * (local + 1) / locals;
-            match (&window, batch.times.is_empty()) {
-                (Some(spec), false) => {
-                    for (u, &t) in batch.updates[mine.clone()].iter().zip(&batch.times[mine]) {
-                        feed_windowed(&mut edges_in, spec, u.edge(), t);
-                    }
-                }
-                _ => {
-                    for u in &batch.updates[mine] {
-                        edges_in.update(u.edge(), u.diff as Diff);
-                    }
+            for (i, u) in batch.updates[mine.clone()].iter().enumerate() {
+                match (&window, batch.times.get(mine.start + i).copied().flatten()) {
+                    (Some(spec), Some(t)) => feed_windowed(&mut edges_in, spec, u.edge(), t),
+                    // Static edges (and every edge of an unwindowed stream).
+                    _ => edges_in.update(u.edge(), u.diff as Diff),
                 }
             }
             if let Some(c) = clock.as_mut() {
-                c.close_epoch(batch.times.iter().copied());
+                c.close_epoch(batch.times.iter().flatten().copied());
             }
             if is_replay {
                 let (updates, started) = match replay.take() {

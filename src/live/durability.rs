@@ -18,7 +18,8 @@
 //! (`0` no weight, `1` weight follows), the weight's `f64` bits as `u64` when the flag is `1`, and
 //! `diff: i8` — 18 bytes per unweighted update, 26 per weighted one, plus 28 bytes per epoch.
 //! Updates of a windowed stream carry an event time: flag bit `2` is set and the time (`u64`)
-//! follows the weight (8 more bytes); a record's updates all have one or none have.
+//! follows the weight (8 more bytes). Snapshot entries of a windowed stream carry theirs the same
+//! way (entries are then sorted by edge and event time; static edges have none).
 //!
 //! A **snapshot** is `"RPLSNAP1"`, `epoch: u64`, `n: u64`, then `n` entries sorted by
 //! [`Update::edge`] without duplicates, each `src`, `dst`, weight flag and bits as above and
@@ -164,6 +165,9 @@ pub struct Recovered {
     /// The edge multiset at `snapshot_epoch`: `(edge with diff +1, count)`, sorted by
     /// [`Update::edge`], one entry per distinct edge.
     pub snapshot_edges: Vec<(Update, u64)>,
+    /// Windowed streams: the event time of each entry of `snapshot_edges` (`None` for a static
+    /// edge); empty when no entry has one.
+    pub snapshot_times: Vec<Option<Time>>,
     /// The logged epochs after the snapshot (from epoch 0 without one), consecutive.
     pub log: Vec<EpochBatch>,
     /// The last durable epoch (the last log record, else the snapshot); `None` if nothing is.
@@ -181,13 +185,18 @@ impl Recovered {
                 .map(|&(_, c)| c as usize)
                 .sum::<usize>(),
         );
-        for (update, count) in self.snapshot_edges {
+        let mut base_times = Vec::new();
+        for (i, (update, count)) in self.snapshot_edges.into_iter().enumerate() {
             let copy = Update { diff: 1, ..update };
             base_updates.extend(std::iter::repeat_n(copy, count as usize));
+            if let Some(&t) = self.snapshot_times.get(i) {
+                base_times.extend(std::iter::repeat_n(t, count as usize));
+            }
         }
         Recovery {
             base_epoch: self.snapshot_epoch.unwrap_or(0),
             base_updates,
+            base_times,
             replay: self.log,
             written_through,
         }
@@ -304,13 +313,6 @@ impl<'a> Cursor<'a> {
     fn u64(&mut self) -> Result<u64, String> {
         Ok(u64::from_le_bytes(self.bytes(8)?.try_into().unwrap()))
     }
-    /// `src, dst, weight flag [, weight bits]` as an update with diff +1.
-    fn weighted(&mut self) -> Result<Update, String> {
-        match self.weighted_timed(false)? {
-            (u, None) => Ok(u),
-            (_, Some(_)) => unreachable!("no event time without the flag bit"),
-        }
-    }
     /// `src, dst, flags [, weight bits] [, event time]` as an update with diff +1; flag bit 0:
     /// a weight follows, bit 1 (log records only, `timed`): an event time follows.
     fn weighted_timed(&mut self, timed: bool) -> Result<(Update, Option<Time>), String> {
@@ -344,7 +346,7 @@ fn encode_record(batch: &EpochBatch) -> Vec<u8> {
     for (i, u) in batch.updates.iter().enumerate() {
         let mark = rec.len() + 16;
         put_weighted(&mut rec, u);
-        if let Some(t) = batch.times.get(i) {
+        if let Some(Some(t)) = batch.times.get(i) {
             rec[mark] |= 2;
             rec.extend_from_slice(&t.to_le_bytes());
         }
@@ -373,15 +375,14 @@ fn decode_payload(payload: &[u8]) -> Result<EpochBatch, String> {
     }
     let mut updates = Vec::with_capacity(n as usize);
     let mut times = Vec::new();
-    for i in 0..n {
+    for _ in 0..n {
         let (mut u, t) = c.weighted_timed(true)?;
         u.diff = c.u8()? as i8;
         updates.push(u);
-        match t {
-            Some(t) if times.len() as u64 == i => times.push(t),
-            None if times.is_empty() => {}
-            _ => return Err(format!("update {i} of the record has {} event time, unlike the others", if t.is_some() { "an" } else { "no" })),
-        }
+        times.push(t);
+    }
+    if times.iter().all(Option::is_none) {
+        times.clear();
     }
     if c.remaining() != 0 {
         return Err(format!(
@@ -392,10 +393,13 @@ fn decode_payload(payload: &[u8]) -> Result<EpochBatch, String> {
     Ok(EpochBatch { epoch, updates, times, late: 0 })
 }
 
-/// Sorts by edge, merges duplicates, and checks the entries.
-fn consolidate(edges: &[(Update, u64)]) -> Result<Vec<(Update, u64)>, String> {
+/// A snapshot entry: an edge (diff +1), its event time in a windowed stream, its copies.
+pub type SnapshotEntry = (Update, Option<Time>, u64);
+
+/// Sorts by edge and event time, merges duplicates, and checks the entries.
+fn consolidate(edges: &[SnapshotEntry]) -> Result<Vec<SnapshotEntry>, String> {
     let mut v = Vec::with_capacity(edges.len());
-    for &(u, count) in edges {
+    for &(u, time, count) in edges {
         if u.diff != 1 {
             return Err(format!(
                 "edge ({}, {}) has diff {} (must be +1)",
@@ -405,18 +409,18 @@ fn consolidate(edges: &[(Update, u64)]) -> Result<Vec<(Update, u64)>, String> {
         if count == 0 {
             return Err(format!("edge ({}, {}) has count 0", u.src, u.dst));
         }
-        v.push((u, count));
+        v.push((u, time, count));
     }
-    v.sort_by_key(|(u, _)| u.edge());
-    let mut out: Vec<(Update, u64)> = Vec::with_capacity(v.len());
-    for (u, count) in v {
+    v.sort_by_key(|(u, t, _)| (u.edge(), *t));
+    let mut out: Vec<SnapshotEntry> = Vec::with_capacity(v.len());
+    for (u, time, count) in v {
         match out.last_mut() {
-            Some((last, c)) if last.edge() == u.edge() => {
+            Some((last, t, c)) if last.edge() == u.edge() && *t == time => {
                 *c = c
                     .checked_add(count)
                     .ok_or_else(|| format!("edge ({}, {}) count overflows", u.src, u.dst))?;
             }
-            _ => out.push((u, count)),
+            _ => out.push((u, time, count)),
         }
     }
     Ok(out)
@@ -440,7 +444,7 @@ impl<W: Write> Write for CrcWriter<W> {
 }
 
 /// Writes and fsyncs a complete snapshot file at `path` (a temp path; the caller renames it).
-fn write_snapshot_file(path: &Path, epoch: Time, edges: &[(Update, u64)]) -> io::Result<()> {
+fn write_snapshot_file(path: &Path, epoch: Time, edges: &[SnapshotEntry]) -> io::Result<()> {
     let file = OpenOptions::new()
         .write(true)
         .create(true)
@@ -454,9 +458,13 @@ fn write_snapshot_file(path: &Path, epoch: Time, edges: &[(Update, u64)]) -> io:
     w.write_all(&epoch.to_le_bytes())?;
     w.write_all(&(edges.len() as u64).to_le_bytes())?;
     let mut entry = Vec::with_capacity(33);
-    for (u, count) in edges {
+    for (u, time, count) in edges {
         entry.clear();
         put_weighted(&mut entry, u);
+        if let Some(t) = time {
+            entry[16] |= 2;
+            entry.extend_from_slice(&t.to_le_bytes());
+        }
         entry.extend_from_slice(&count.to_le_bytes());
         w.write_all(&entry)?;
     }
@@ -471,12 +479,12 @@ fn write_snapshot_file(path: &Path, epoch: Time, edges: &[(Update, u64)]) -> io:
 fn read_snapshot(
     path: &Path,
     epoch: Time,
-) -> Result<Result<Vec<(Update, u64)>, String>, DurabilityError> {
+) -> Result<Result<Vec<SnapshotEntry>, String>, DurabilityError> {
     let bytes = fs::read(path).map_err(io_err(path, "reading snapshot"))?;
     Ok(decode_snapshot(&bytes, epoch))
 }
 
-fn decode_snapshot(bytes: &[u8], epoch: Time) -> Result<Vec<(Update, u64)>, String> {
+fn decode_snapshot(bytes: &[u8], epoch: Time) -> Result<Vec<SnapshotEntry>, String> {
     let min = SNAPSHOT_MAGIC.len() + 8 + 8 + 4;
     if bytes.len() < min {
         return Err(format!(
@@ -506,19 +514,19 @@ fn decode_snapshot(bytes: &[u8], epoch: Time) -> Result<Vec<(Update, u64)>, Stri
     if n > c.remaining() as u64 / 25 {
         return Err(format!("{n} entries cannot fit in {} bytes", content.len()));
     }
-    let mut edges: Vec<(Update, u64)> = Vec::with_capacity(n as usize);
+    let mut edges: Vec<SnapshotEntry> = Vec::with_capacity(n as usize);
     for i in 0..n {
-        let u = c.weighted()?;
+        let (u, time) = c.weighted_timed(true)?;
         let count = c.u64()?;
         if count == 0 {
             return Err(format!("entry {i} has count 0"));
         }
-        if let Some((prev, _)) = edges.last() {
-            if prev.edge() >= u.edge() {
+        if let Some((prev, prev_time, _)) = edges.last() {
+            if (prev.edge(), *prev_time) >= (u.edge(), time) {
                 return Err(format!("entry {i} is out of order"));
             }
         }
-        edges.push((u, count));
+        edges.push((u, time, count));
     }
     if c.remaining() != 0 {
         return Err(format!(
@@ -719,7 +727,7 @@ impl StateDir {
         }
 
         // 2. The newest valid snapshot.
-        let mut base: Option<(Time, Vec<(Update, u64)>)> = None;
+        let mut base: Option<(Time, Vec<SnapshotEntry>)> = None;
         let mut corrupt = Vec::new();
         for (&epoch, path) in snapshots.iter().rev() {
             match read_snapshot(path, epoch)? {
@@ -855,13 +863,20 @@ impl StateDir {
             _ => None,
         };
 
-        let (snapshot_epoch, snapshot_edges) = match base {
+        let (snapshot_epoch, entries) = match base {
             Some((e, edges)) => (Some(e), edges),
             None => (None, Vec::new()),
+        };
+        let snapshot_edges = entries.iter().map(|&(u, _, c)| (u, c)).collect();
+        let snapshot_times = if entries.iter().any(|(_, t, _)| t.is_some()) {
+            entries.iter().map(|&(_, t, _)| t).collect()
+        } else {
+            Vec::new()
         };
         let recovered = Recovered {
             snapshot_epoch,
             snapshot_edges,
+            snapshot_times,
             log,
             last_epoch: next.checked_sub(1),
             warnings,
@@ -985,6 +1000,17 @@ impl StateDir {
         &mut self,
         epoch: Time,
         edges: &[(Update, u64)],
+    ) -> Result<(), DurabilityError> {
+        let entries: Vec<SnapshotEntry> = edges.iter().map(|&(u, c)| (u, None, c)).collect();
+        self.snapshot_timed(epoch, &entries)
+    }
+
+    /// [`StateDir::snapshot`] for a windowed stream: entries carry their event times (`None`
+    /// for static edges), and copies of one edge with different times stay apart.
+    pub fn snapshot_timed(
+        &mut self,
+        epoch: Time,
+        edges: &[SnapshotEntry],
     ) -> Result<(), DurabilityError> {
         self.check_poisoned()?;
         let path = self.dir.join(snapshot_name(epoch));
@@ -1236,24 +1262,46 @@ mod tests {
         let mut all = batches(3);
         for b in &mut all[1..] {
             b.updates.retain(|u| u.diff > 0);
-            b.times = (0..b.updates.len() as u64).map(|i| u64::MAX - i * 7).collect();
+            b.times = (0..b.updates.len() as u64).map(|i| Some(u64::MAX - i * 7)).collect();
         }
+        // A record may mix static (untimed) and timed updates.
+        all[2].times[0] = None;
         {
             let (mut sd, _) = StateDir::open(&dir).unwrap();
             for b in &all {
                 sd.append(b).unwrap();
             }
         }
-        let (_, rec) = StateDir::open(&dir).unwrap();
+        let (mut sd, rec) = StateDir::open(&dir).unwrap();
         assert_eq!(rec.log, all);
-        assert!(rec.log[0].times.is_empty() && !rec.log[2].times.is_empty());
+        assert!(rec.log[0].times.is_empty() && rec.log[1].times.iter().all(Option::is_some));
         // Every timed update costs 8 more bytes.
-        let untimed = EpochBatch { times: vec![], ..all[2].clone() };
-        assert_eq!(record_len(&all[2]), record_len(&untimed) + 8 * all[2].updates.len() as u64);
-        // A record mixing timed and untimed updates does not decode.
-        let mut rec = encode_record(&all[2]);
-        rec[RECORD_HEADER as usize + 16 + 16] &= !2;
-        assert!(decode_payload(&rec[RECORD_HEADER as usize..]).unwrap_err().contains("event time"));
+        let untimed = EpochBatch { times: vec![], ..all[1].clone() };
+        assert_eq!(record_len(&all[1]), record_len(&untimed) + 8 * all[1].updates.len() as u64);
+
+        // Snapshots: copies of one edge at different times stay apart; static copies have none.
+        let entries = vec![
+            (Update::insert(5, 6), Some(9), 1),
+            (Update::insert(1, 2), Some(4), 2),
+            (Update::insert(1, 2), None, 1),
+            (Update::insert(1, 2), Some(4), 1),
+            (weighted(1, 2, 0.5, 1), Some(3), 1),
+        ];
+        sd.snapshot_timed(2, &entries).unwrap();
+        drop(sd);
+        let (_, rec) = StateDir::open(&dir).unwrap();
+        assert_eq!(
+            rec.snapshot_edges.iter().zip(&rec.snapshot_times).map(|(&(u, c), &t)| (u, t, c)).collect::<Vec<_>>(),
+            vec![
+                (weighted(1, 2, 0.5, 1), Some(3), 1),
+                (Update::insert(1, 2), None, 1),
+                (Update::insert(1, 2), Some(4), 3),
+                (Update::insert(5, 6), Some(9), 1),
+            ]
+        );
+        let r = rec.into_recovery(None);
+        assert_eq!(r.base_times, vec![Some(3), None, Some(4), Some(4), Some(4), Some(9)]);
+        assert_eq!(r.base_updates.len(), 6);
     }
 
     #[test]
@@ -1759,7 +1807,8 @@ mod tests {
         }
         // Crash after writing part of snapshot 3's temp file, before the rename.
         let partial = tmp.path().join("partial");
-        write_snapshot_file(&partial, 3, &model(&all[..4])).unwrap();
+        let entries: Vec<SnapshotEntry> = model(&all[..4]).into_iter().map(|(u, c)| (u, None, c)).collect();
+        write_snapshot_file(&partial, 3, &entries).unwrap();
         let mut bytes = fs::read(&partial).unwrap();
         bytes.truncate(bytes.len() - 7);
         fs::write(dir.join("snapshot-3.bin.tmp"), bytes).unwrap();
@@ -1799,6 +1848,7 @@ mod tests {
         let rec = Recovered {
             snapshot_epoch: Some(4),
             snapshot_edges: vec![(Update::insert(1, 2), 2), (weighted(3, 4, 2.5, 1), 1)],
+            snapshot_times: vec![],
             log: batches(1),
             last_epoch: Some(5),
             warnings: vec![],

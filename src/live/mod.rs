@@ -30,10 +30,10 @@ use crate::types::{Time, Update};
 pub struct EpochBatch {
     pub epoch: Time,
     pub updates: Vec<Update>,
-    /// Windowed streams: the event time of each update (empty otherwise; for a snapshot's
-    /// restored edges, the event time of each copy, or empty for a static graph).
+    /// Windowed streams: the event time of each update (`None` for a static edge: the initial
+    /// graph, or a static copy restored from a snapshot); empty when no update has one.
     #[serde(default)]
-    pub times: Vec<Time>,
+    pub times: Vec<Option<Time>>,
     /// Windowed streams: late updates dropped from this epoch (not logged; 0 after a restart).
     #[serde(default)]
     pub late: u64,
@@ -46,6 +46,8 @@ pub struct Recovery {
     pub base_epoch: Time,
     /// The consolidated edge multiset at `base_epoch`: one entry per present edge copy.
     pub base_updates: Vec<Update>,
+    /// Windowed streams: the event time of each entry of `base_updates` (empty if none has one).
+    pub base_times: Vec<Option<Time>>,
     /// Logged epochs after `base_epoch`, in order.
     pub replay: Vec<EpochBatch>,
     /// The last epoch whose changes are already in the `--changes` file (output for epochs up to

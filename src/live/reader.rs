@@ -81,7 +81,7 @@
 //!
 //! [`LineError`]: crate::sources::parse::LineError
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -266,20 +266,23 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
         initial.push(batch);
     }
     let next_epoch = initial.last().map_or(0, |b| b.epoch + 1);
-    // Windowed streams: the watermark follows from the epochs so far.
+    // Windowed streams: the watermark follows from the epochs so far; `edges` keeps the static
+    // edges only, the timed ones are in `alive` until they leave their window.
+    let mut alive = BTreeMap::new();
     let clock = config.window.map(|spec| {
         let mut clock = EventClock::new(spec);
+        edges.clear();
         for batch in &initial {
-            clock.close_epoch(batch.times.iter().copied());
+            for (i, u) in batch.updates.iter().enumerate() {
+                match batch.times.get(i).copied().flatten() {
+                    Some(t) => *alive.entry(alive_key(&spec, u.edge(), t)).or_insert(0) += 1,
+                    None => apply(&mut edges, std::slice::from_ref(u)),
+                }
+            }
+            clock.close_epoch(batch.times.iter().flatten().copied());
         }
         clock
     });
-    if config.window.is_some() && config.state_dir.is_some() && config.snapshot_every.is_some() {
-        warnings.push(
-            "windowed streams are not snapshotted yet: the state directory keeps the whole log and a restart replays it"
-                .to_string(),
-        );
-    }
 
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..config.workers)
         .map(|_| mpsc::channel::<EpochBatch>())
@@ -340,6 +343,7 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
         pending: Vec::new(),
         pending_late: 0,
         clock,
+        alive,
         producers: HashMap::new(),
         claimed: HashMap::new(),
         insert_only: config.insert_only,
@@ -383,6 +387,7 @@ fn recover(
     let Recovered {
         snapshot_epoch,
         snapshot_edges,
+        snapshot_times,
         log,
         last_epoch,
         warnings: recovery_warnings,
@@ -398,16 +403,22 @@ fn recover(
     if let Some(base) = snapshot_epoch {
         let copies: u64 = snapshot_edges.iter().map(|&(_, n)| n).sum();
         let mut updates = Vec::with_capacity(copies as usize);
-        for (update, count) in snapshot_edges {
+        let mut times = Vec::new();
+        for (i, (update, count)) in snapshot_edges.into_iter().enumerate() {
             let insert = Update { diff: 1, ..update };
             updates.extend(std::iter::repeat_n(insert, count as usize));
+            if let Some(&t) = snapshot_times.get(i) {
+                times.extend(std::iter::repeat_n(t, count as usize));
+            }
             if count > 0 {
                 *edges.entry(update.edge()).or_insert(0) += count;
             }
         }
         initial.push(EpochBatch {
             epoch: base,
-            updates, ..Default::default()
+            updates,
+            times,
+            late: 0,
         });
         expected = base + 1;
     }
@@ -461,6 +472,12 @@ fn apply(edges: &mut HashMap<Edge, u64>, updates: &[Update]) {
 }
 
 /// The insertion of one copy of `edge` (no weight when it has the default weight).
+/// Where a timed copy sits in [`Sequencer::alive`]: by the time it leaves its window (never:
+/// `u64::MAX`).
+fn alive_key(spec: &WindowSpec, edge: Edge, time: Time) -> (Time, Edge, Time) {
+    (spec.lifetime(time).1.unwrap_or(Time::MAX), edge, time)
+}
+
 fn edge_update(edge: Edge) -> Update {
     let weight = (edge.2 != weight_bits(None)).then(|| f64::from_bits(edge.2));
     Update {
@@ -817,6 +834,9 @@ struct Sequencer {
     pending_late: u64,
     /// Windowed streams: the watermark as of the last closed epoch.
     clock: Option<EventClock>,
+    /// Windowed streams: copies of timed edges that may still be present at the frontier, by
+    /// `(time they leave, edge, event time)` (what a snapshot holds besides static edges).
+    alive: BTreeMap<(Time, Edge, Time), u64>,
     producers: HashMap<ConnId, Producer>,
     /// Copies of the multiset claimed by pending deletions (all producers).
     claimed: HashMap<Edge, u64>,
@@ -1048,7 +1068,7 @@ impl Sequencer {
         let batch = match &mut self.clock {
             Some(clock) => {
                 clock.close_epoch(times.iter().copied());
-                EpochBatch { epoch, updates, times, late }
+                EpochBatch { epoch, updates, times: times.into_iter().map(Some).collect(), late }
             }
             None => EpochBatch { epoch, updates, ..Default::default() },
         };
@@ -1057,7 +1077,15 @@ impl Sequencer {
                 .append(&batch)
                 .map_err(|e| format!("cannot log epoch {epoch}: {e}"))?;
         }
-        apply(&mut self.edges, &batch.updates);
+        match &self.clock {
+            Some(clock) => {
+                for (u, t) in batch.updates.iter().zip(&batch.times) {
+                    let t = t.expect("a windowed epoch's updates all have event times");
+                    *self.alive.entry(alive_key(clock.spec(), u.edge(), t)).or_insert(0) += 1;
+                }
+            }
+            None => apply(&mut self.edges, &batch.updates),
+        }
         self.next_epoch += 1;
         self.summary.epochs += 1;
         self.summary.updates += batch.updates.len() as u64;
@@ -1077,10 +1105,7 @@ impl Sequencer {
         let (Some(state), Some(every)) = (self.state.as_mut(), self.snapshot_every) else {
             return Ok(());
         };
-        if self.clock.is_some() {
-            // A windowed stream's state is not an edge multiset (see `start`).
-            return Ok(());
-        }
+
         let due = match state.snapshot_epochs().last() {
             Some(&last) => epoch >= last + every,
             None => epoch >= every,
@@ -1102,13 +1127,20 @@ impl Sequencer {
         }
         let mut copies: Vec<(Edge, u64)> = self.edges.iter().map(|(&e, &n)| (e, n)).collect();
         copies.sort_unstable();
-        let copies: Vec<(Update, u64)> = copies
+        let mut entries: Vec<(Update, Option<Time>, u64)> = copies
             .into_iter()
-            .map(|(e, n)| (edge_update(e), n))
+            .map(|(e, n)| (edge_update(e), None, n))
             .collect();
+        if let Some(clock) = &self.clock {
+            // A copy that left its window before the frontier can change no result that is
+            // still to be written (the one at `frontier - 1` included): it is not kept.
+            let frontier = clock.frontier();
+            self.alive = self.alive.split_off(&(frontier, (0, 0, 0), 0));
+            entries.extend(self.alive.iter().map(|(&(_, e, t), &n)| (edge_update(e), Some(t), n)));
+        }
         // Fatal: a failed snapshot write leaves the state directory refusing further appends.
         state
-            .snapshot(epoch, &copies)
+            .snapshot_timed(epoch, &entries)
             .map_err(|e| format!("cannot snapshot epoch {epoch}: {e}"))
     }
 
