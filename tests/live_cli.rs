@@ -533,7 +533,7 @@ struct TrialReport {
 /// failures and resends from the `ready E` it gets; once told to finish, ends the stream.
 fn crash_producer(
     port: u16,
-    epochs: &[Vec<Update>],
+    epochs: &[String],
     seed: u64,
     moments: mpsc::Sender<Moment>,
     finish: mpsc::Receiver<()>,
@@ -562,7 +562,7 @@ fn crash_producer(
                     resent += 1;
                 }
                 sent_max = sent_max.max(epoch);
-                let text = epoch_text(&epochs[epoch as usize - 1]) + "commit\n";
+                let text = epochs[epoch as usize - 1].clone() + "commit\n";
                 if std::mem::take(&mut paused) {
                     let _ = moments.send(Moment::Resumed(epoch));
                 }
@@ -620,7 +620,10 @@ fn crash_producer(
     }
 }
 
-fn crash_trial(seed: u64, epochs: &[Vec<Update>], reference: &(String, String)) -> TrialReport {
+/// One trial: a server with `--state-dir` (and `extra` flags) is SIGKILLed 1-3 times while a
+/// producer streams `epochs` (the text of each, without `commit`); the final files must equal
+/// `reference`.
+fn crash_trial(seed: u64, epochs: &[String], extra: &[&str], reference: &(String, String)) -> TrialReport {
     let files = Files::new();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let port = free_port();
@@ -630,6 +633,7 @@ fn crash_trial(seed: u64, epochs: &[Vec<Update>], reference: &(String, String)) 
         "--listen".into(), format!("127.0.0.1:{}", port), "--state-dir".into(), s(&state), "--snapshot-every".into(),
         "3".into(), "--changes".into(), s(&changes), "--output".into(), s(&output), "-w".into(), workers.to_string(),
     ];
+    let args: Vec<String> = args.into_iter().chain(extra.iter().map(|a| a.to_string())).collect();
     // 1-3 crashes, each some time after a producer moment of a random epoch.
     let crashes = rng.gen_range(1..=3);
     let mut plan: Vec<(Moment, Duration)> = (0..crashes)
@@ -730,30 +734,31 @@ fn crash_trial(seed: u64, epochs: &[Vec<Update>], reference: &(String, String)) 
     TrialReport { crashes: plan.len(), workers, reconnects, resent, readies, snapshots_seen, bye, warnings }
 }
 
-#[test]
-fn crash_recovery_reproduces_the_uninterrupted_run() {
-    let files = Files::new();
-    let epochs = fixed_epochs(2024, 40, CRASH_EPOCHS, CRASH_BATCH);
-    // The reference: the same epochs from a file, cut by --batch.
+/// The reference files: the same epochs from a file, cut by `--batch` (every epoch has `batch`
+/// update lines).
+fn reference_run(files: &Files, texts: &[String], batch: usize, extra: &[&str]) -> (String, String) {
     let updates = files.path("u.txt");
-    fs::write(&updates, epochs.iter().map(|e| epoch_text(e)).collect::<String>()).unwrap();
+    fs::write(&updates, texts.concat()).unwrap();
     let (changes, output) = (files.path("ref-c.txt"), files.path("ref-o.txt"));
     let out = bin()
-        .args(["run", "wcc", "--updates", &s(&updates), "--batch", &CRASH_BATCH.to_string(), "--changes", &s(&changes)])
+        .args(["run", "wcc", "--updates", &s(&updates), "--batch", &batch.to_string(), "--changes", &s(&changes)])
         .args(["--output", &s(&output), "-q"])
+        .args(extra)
         .output()
         .unwrap();
     assert!(out.status.success(), "reference run failed: {}", String::from_utf8_lossy(&out.stderr));
-    let reference = (read(&changes), read(&output));
-    check_changes(&reference.0, &epochs, "reference");
+    (read(&changes), read(&output))
+}
 
+fn crash_trials(what: &str, texts: &[String], extra: &[&str], reference: &(String, String), seeds: std::ops::Range<u64>) {
     let started = Instant::now();
+    let trials = seeds.end - seeds.start;
     let (mut crashes, mut reconnects, mut resent, mut snapshots, mut lost_byes, mut warnings) = (0, 0, 0, 0, 0, 0);
-    for trial in 0..CRASH_TRIALS {
-        let seed = 1000 + trial;
-        let report = crash_trial(seed, &epochs, &reference);
+    for seed in seeds {
+        let report = crash_trial(seed, texts, extra, reference);
         eprintln!(
-            "crash trial seed {} (-w {}): {} crash(es), {} reconnect(s), {} epoch(s) resent, readies {:?}, up to {} snapshot file(s) seen{}",
+            "{} crash trial seed {} (-w {}): {} crash(es), {} reconnect(s), {} epoch(s) resent, readies {:?}, up to {} snapshot file(s) seen{}",
+            what,
             seed,
             report.workers,
             report.crashes,
@@ -774,8 +779,9 @@ fn crash_recovery_reproduces_the_uninterrupted_run() {
         snapshots += report.snapshots_seen.min(1);
     }
     eprintln!(
-        "crash recovery: {} trials, {} SIGKILLs, {} reconnects, {} epochs resent, {} trials saw snapshots, {} recovery warnings, {} byes lost, {:.1}s",
-        CRASH_TRIALS,
+        "{} crash recovery: {} trials, {} SIGKILLs, {} reconnects, {} epochs resent, {} trials saw snapshots, {} recovery warnings, {} byes lost, {:.1}s",
+        what,
+        trials,
         crashes,
         reconnects,
         resent,
@@ -784,6 +790,44 @@ fn crash_recovery_reproduces_the_uninterrupted_run() {
         lost_byes,
         started.elapsed().as_secs_f64()
     );
+}
+
+#[test]
+fn crash_recovery_reproduces_the_uninterrupted_run() {
+    let files = Files::new();
+    let epochs = fixed_epochs(2024, 40, CRASH_EPOCHS, CRASH_BATCH);
+    let texts: Vec<String> = epochs.iter().map(|e| epoch_text(e)).collect();
+    let reference = reference_run(&files, &texts, CRASH_BATCH, &[]);
+    check_changes(&reference.0, &epochs, "reference");
+    crash_trials("wcc", &texts, &[], &reference, 1000..1000 + CRASH_TRIALS);
+}
+
+/// Windowed epochs: `batch` insertions each, event times rising with jitter, so that some lines
+/// are late (dropped) and expiries happen all along the stream.
+fn windowed_epochs(seed: u64, epochs: usize, batch: usize) -> Vec<String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut clock = 0u64;
+    (0..epochs)
+        .map(|_| {
+            (0..batch)
+                .map(|_| {
+                    clock += rng.gen_range(0..3);
+                    let t = clock.saturating_sub(rng.gen_range(0..10));
+                    format!("{} {} @{}\n", rng.gen_range(0..30u64), rng.gen_range(0..30u64), t)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn crash_recovery_of_a_windowed_stream() {
+    let files = Files::new();
+    let texts = windowed_epochs(77, CRASH_EPOCHS, CRASH_BATCH);
+    let window = ["--window", "12", "--lateness", "4"];
+    let reference = reference_run(&files, &texts, CRASH_BATCH, &window);
+    assert!(reference.0.lines().any(|l| l.ends_with(" -1")), "the windows never expire anything");
+    crash_trials("windowed wcc", &texts, &window, &reference, 3000..3000 + CRASH_TRIALS / 3);
 }
 
 // ---------------------------------------------------------------------------------------------
