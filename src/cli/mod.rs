@@ -340,6 +340,13 @@ pub enum GenCommand {
         /// arrived (run it without --graph: the stream starts from an empty graph).
         #[arg(long)]
         window: Option<usize>,
+        /// Event times for `--window`/`--tumbling` runs: the graph's edges are inserted in order,
+        /// each line ending with `@T`, N lines per event-time unit.
+        #[arg(long, value_name = "N", conflicts_with_all = ["window", "delete_fraction"])]
+        event_times: Option<u64>,
+        /// With --event-times: lines arrive out of order by up to D time units.
+        #[arg(long, value_name = "D", default_value_t = 0, requires = "event_times")]
+        disorder: u64,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         #[arg(long)]
@@ -408,12 +415,25 @@ fn gen(command: GenCommand) -> Result<(), RunError> {
             parse::write_edges(&out, &list).map_err(|e| other(format!("cannot write {}: {}", out.display(), e)))?;
             eprintln!("ripples: wrote {} edges on {} vertices to {}", list.len(), vertices, out.display());
         }
-        GenCommand::Updates { graph, count, delete_fraction, window, seed, out } => {
+        GenCommand::Updates { graph, count, delete_fraction, window, event_times, disorder, seed, out } => {
             let edges = parse::read_edges(&graph).map_err(|e| match e {
                 parse::SourceError::Input(i) => RunError::Input(i.to_string()),
                 other => RunError::Other(other.to_string()),
             })?;
             let pairs: Vec<_> = edges.iter().map(|&(s, d, _)| (s, d)).collect();
+            if let Some(per_unit) = event_times {
+                if per_unit == 0 {
+                    return Err(RunError::Input("--event-times must be at least 1".into()));
+                }
+                let mut updates = stream::insert_only(&pairs);
+                updates.truncate(count);
+                let times = stream::event_times(updates.len(), per_unit, disorder, seed);
+                let timed: Vec<_> = updates.into_iter().zip(times).collect();
+                parse::write_timed_updates(&out, &timed)
+                    .map_err(|e| other(format!("cannot write {}: {}", out.display(), e)))?;
+                eprintln!("ripples: wrote {} timed updates to {}", timed.len(), out.display());
+                return Ok(());
+            }
             let updates = match (window, delete_fraction) {
                 (Some(w), _) => {
                     if w == 0 {

@@ -295,6 +295,8 @@ struct Writer {
     mark_dir: Option<PathBuf>,
     /// Windowed runs: late updates dropped so far.
     late: u64,
+    /// Windowed runs: time to close the last windows at the end of the stream.
+    end_seconds: Option<f64>,
 }
 
 /// Writes the buffered changes of every time below `frontier` to `sink`, time by time.
@@ -315,15 +317,15 @@ fn write_times_below(sink: &mut ResultSink, buffer: &SinkBuffer, frontier: Time,
 
 impl Writer {
     /// The end of a windowed stream: writes every time below the final frontier (no new epoch).
-    fn finish_window(&mut self, buffers: &[SinkBuffer], frontier: Time) -> Result<(), RunError> {
+    /// `seconds`: how long the dataflow took to reach the final frontier.
+    fn finish_window(&mut self, buffers: &[SinkBuffer], frontier: Time, seconds: f64) -> Result<(), RunError> {
         for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
             let n = write_times_below(sink, buffer, frontier, true)?;
             self.sink_changes[i] += n;
             self.output_changes += n;
-            if let Some(last) = self.epoch_stats.last_mut() {
-                last.output_changes += n;
-            }
         }
+        self.update_seconds += seconds;
+        self.end_seconds = Some(seconds);
         Ok(())
     }
 
@@ -496,6 +498,7 @@ fn run_worker(
                     written_through: live.and_then(|l| l.written_through),
                     mark_dir: live.and_then(|l| l.state_dir.clone()).filter(|_| options.changes.is_some()),
                     late: 0,
+                    end_seconds: None,
                 });
             }
             (Err(e), _) | (_, Err(e)) => sink_error = sink_error.or(Some(e)),
@@ -556,6 +559,7 @@ fn run_worker(
 
     // Windowed runs: every worker follows the watermark itself (it sees every epoch's times).
     let mut clock = window.map(EventClock::new);
+    let mut expiries = Expiries::default();
     if let Some(live) = live {
         // Live input (process 0): every local worker receives every epoch and feeds its slice.
         let receiver = live.receivers.lock().map_err(|_| RunError::Other("poisoned".into()))?[worker.index() % options.layout.workers]
@@ -589,7 +593,7 @@ fn run_worker(
             if !is_replay {
                 if let Some((last, updates, started)) = replay.take() {
                     let (until, event) = target(&clock, last, 0);
-                    edges_in.advance_to(until);
+                    expiries.advance(&mut edges_in, until);
                     edges_in.flush();
                     while probe.less_than(&until) {
                         worker.step();
@@ -621,7 +625,7 @@ fn run_worker(
             let mine = n * local / locals..n * (local + 1) / locals;
             for (i, u) in batch.updates[mine.clone()].iter().enumerate() {
                 match (&window, batch.times.get(mine.start + i).copied().flatten()) {
-                    (Some(spec), Some(t)) => feed_windowed(&mut edges_in, spec, u.edge(), t),
+                    (Some(spec), Some(t)) => expiries.insert(&mut edges_in, spec, u.edge(), t),
                     // Static edges (and every edge of an unwindowed stream).
                     _ => edges_in.update(u.edge(), u.diff as Diff),
                 }
@@ -644,7 +648,7 @@ fn run_worker(
                 continue;
             }
             let (until, event) = target(&clock, epoch, batch.late);
-            edges_in.advance_to(until);
+            expiries.advance(&mut edges_in, until);
             edges_in.flush();
             let handed_over = Instant::now();
             while probe.less_than(&until) {
@@ -658,7 +662,7 @@ fn run_worker(
             first = false;
         }
         if let Some(c) = &clock {
-            finish_window(worker, &mut edges_in, &probe, writer.as_mut(), &buffers, c.final_frontier())?;
+            finish_window(worker, &mut edges_in, &mut expiries, &probe, writer.as_mut(), &buffers, c.final_frontier())?;
         }
     } else if is_live {
         // Live input in another process: nothing to feed here.
@@ -682,7 +686,7 @@ fn run_worker(
                     (frontier, Some(EventEpoch { frontier, watermark: wf.watermarks[i], late: wf.late[i] }))
                 }
             };
-            edges_in.advance_to(until);
+            expiries.advance(&mut edges_in, until);
             edges_in.flush();
             let handed_over = Instant::now();
             while probe.less_than(&until) {
@@ -705,7 +709,7 @@ fn run_worker(
             }
             if epoch == update_epochs {
                 if let Some(wf) = &facts.window {
-                    finish_window(worker, &mut edges_in, &probe, writer.as_mut(), &buffers, wf.final_frontier)?;
+                    finish_window(worker, &mut edges_in, &mut expiries, &probe, writer.as_mut(), &buffers, wf.final_frontier)?;
                 }
                 break;
             }
@@ -713,7 +717,7 @@ fn run_worker(
             match &window {
                 Some(spec) => {
                     for (e, t) in share.timed_epoch(epoch as usize) {
-                        feed_windowed(&mut edges_in, spec, e, t);
+                        expiries.insert(&mut edges_in, spec, e, t);
                     }
                 }
                 None => {
@@ -756,6 +760,7 @@ fn run_worker(
         output_changes: w.output_changes,
         wall_seconds: started.elapsed().as_secs_f64(),
         late_updates: window.map(|_| w.late),
+        end_seconds: w.end_seconds,
     };
     if let Some(stats) = w.stats {
         stats.summary(&summary).map_err(|e| RunError::Other(e.to_string()))?;
@@ -763,13 +768,40 @@ fn run_worker(
     Ok(Some(RunReport { summary, epochs: w.epoch_stats, changes, final_state, algorithms: reports }))
 }
 
-/// Feeds one accepted insertion of a windowed stream: it enters at its window's first time and
-/// is retracted, as a future change, when it leaves the window.
-fn feed_windowed(edges_in: &mut InputSession<Time, Edge, Diff>, spec: &WindowSpec, edge: Edge, time: Time) {
-    let (enter, leave) = spec.lifetime(time);
-    edges_in.update_at(edge, enter, 1);
-    if let Some(leave) = leave {
-        edges_in.update_at(edge, leave, -1);
+/// The input side of a windowed run on one worker: insertions go in at their window's first
+/// time; each retraction is handed to differential dataflow as a future change (at the time the
+/// edge leaves its window) once the input frontier is about to pass that time. Holding them back
+/// until then, rather than handing them over with the insertion, keeps them out of the
+/// arrangements while they are far in the future and leaves none to process after the final
+/// frontier (the last window's retractions are never needed).
+#[derive(Default)]
+struct Expiries {
+    /// `(time the copy leaves, edge)`, earliest first.
+    due: std::collections::BinaryHeap<std::cmp::Reverse<(Time, Edge)>>,
+}
+
+impl Expiries {
+    /// Feeds one accepted insertion with event time `time`.
+    fn insert(&mut self, edges_in: &mut InputSession<Time, Edge, Diff>, spec: &WindowSpec, edge: Edge, time: Time) {
+        let (enter, leave) = spec.lifetime(time);
+        edges_in.update_at(edge, enter, 1);
+        if let Some(leave) = leave {
+            self.due.push(std::cmp::Reverse((leave, edge)));
+        }
+    }
+
+    /// Advances the input to `frontier`, first handing over every retraction before it.
+    fn advance(&mut self, edges_in: &mut InputSession<Time, Edge, Diff>, frontier: Time) {
+        while let Some(&std::cmp::Reverse((leave, edge))) = self.due.peek() {
+            if leave >= frontier {
+                break;
+            }
+            self.due.pop();
+            edges_in.update_at(edge, leave, -1);
+        }
+        if edges_in.epoch() < &frontier {
+            edges_in.advance_to(frontier);
+        }
     }
 }
 
@@ -778,20 +810,20 @@ fn feed_windowed(edges_in: &mut InputSession<Time, Edge, Diff>, spec: &WindowSpe
 fn finish_window(
     worker: &mut timely::worker::Worker,
     edges_in: &mut InputSession<Time, Edge, Diff>,
+    expiries: &mut Expiries,
     probe: &ProbeHandle<Time>,
     writer: Option<&mut Writer>,
     buffers: &[SinkBuffer],
     frontier: Time,
 ) -> Result<(), RunError> {
-    if edges_in.epoch() < &frontier {
-        edges_in.advance_to(frontier);
-    }
+    expiries.advance(edges_in, frontier);
     edges_in.flush();
+    let started = Instant::now();
     while probe.less_than(&frontier) {
         worker.step();
     }
     match writer {
-        Some(w) => w.finish_window(buffers, frontier),
+        Some(w) => w.finish_window(buffers, frontier, started.elapsed().as_secs_f64()),
         None => Ok(()),
     }
 }

@@ -41,6 +41,10 @@ pub struct RunSummary {
     /// Windowed runs: late updates dropped over the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late_updates: Option<u64>,
+    /// Windowed runs: seconds to close the last windows when the stream ended (the results up
+    /// to the largest event time); included in `update_seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_seconds: Option<f64>,
 }
 
 impl RunSummary {
@@ -72,6 +76,7 @@ impl RunSummary {
             mem = self.peak_rss_bytes as f64 / (1024.0 * 1024.0),
             wall = self.wall_seconds,
         ) + &self.late_updates.map(|n| format!("; late updates dropped: {n}")).unwrap_or_default()
+            + &self.end_seconds.map(|s| format!("; last windows closed in {s:.2}s at the end")).unwrap_or_default()
     }
 }
 

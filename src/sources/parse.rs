@@ -823,6 +823,17 @@ pub fn write_updates(path: &Path, updates: &[Update]) -> io::Result<()> {
     write_lines(path, updates, push_update_line)
 }
 
+/// Writes update lines with event times (`+ src dst [weight] @T`).
+pub fn write_timed_updates(path: &Path, updates: &[(Update, Time)]) -> io::Result<()> {
+    write_lines(path, updates, |out, (u, t)| {
+        push_update_line(out, u);
+        out.pop();
+        out.extend_from_slice(b" @");
+        push_u64(out, *t);
+        out.push(b'\n');
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,13 +7,28 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::types::{Node, Update};
+use crate::types::{Node, Time, Update};
 
 /// One insertion per edge, in order.
 pub fn insert_only(edges: &[(Node, Node)]) -> Vec<Update> {
     edges
         .iter()
         .map(|&(src, dst)| Update::insert(src, dst))
+        .collect()
+}
+
+/// Event times for a stream of `count` lines arriving at `per_unit` lines per event-time unit,
+/// out of order by up to `disorder` units: line `i` gets `i / per_unit - d_i` (saturating at 0),
+/// `d_i` uniform in `0..=disorder`. With `disorder == 0` the times never decrease.
+/// Deterministic for a `seed`.
+pub fn event_times(count: usize, per_unit: u64, disorder: u64, seed: u64) -> Vec<Time> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let per_unit = per_unit.max(1);
+    (0..count as u64)
+        .map(|i| {
+            let late = if disorder == 0 { 0 } else { rng.gen_range(0..=disorder) };
+            (i / per_unit).saturating_sub(late)
+        })
         .collect()
 }
 
@@ -190,5 +205,15 @@ mod tests {
         assert!(updates.iter().all(|u| u.src < 1024 && u.dst < 1024));
         assert_eq!(updates[0].diff, 1);
         simulate(&[], &updates);
+    }
+
+    #[test]
+    fn event_times_rate_and_disorder() {
+        let t = event_times(10, 3, 0, 1);
+        assert_eq!(t, vec![0, 0, 0, 1, 1, 1, 2, 2, 2, 3]);
+        let t = event_times(10_000, 10, 5, 9);
+        assert!(t.iter().enumerate().all(|(i, &x)| x <= i as u64 / 10 && x + 5 >= i as u64 / 10));
+        assert!(t.windows(2).any(|w| w[1] < w[0]), "some lines are out of order");
+        assert_eq!(t, event_times(10_000, 10, 5, 9));
     }
 }
