@@ -292,4 +292,43 @@ fn generators_write_files_the_runner_reads() {
         let want: String = ripples::oracle::wcc(&vs, &es).iter().map(|(k, v)| format!("{} {}\n", k, v)).collect();
         assert_eq!(std::fs::read_to_string(&out_path).unwrap(), want);
     }
+    // Timed insertions for windowed runs: 10 lines per time unit, out of order by up to 3 units.
+    let t = files.path("t.txt");
+    let out = ripples(&["gen", "updates", "--graph", s(&g), "--count", "400", "--event-times", "10", "--disorder", "3", "--out", s(&t)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let timed: Vec<(u64, u64, u64)> = std::fs::read_to_string(&t)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!((f.len(), f[0]), (4, "+"), "{l}");
+            (f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].strip_prefix('@').unwrap().parse().unwrap())
+        })
+        .collect();
+    assert_eq!(timed.len(), 400);
+    for (i, &(s, d, time)) in timed.iter().enumerate() {
+        let edge: Vec<u64> = text.lines().nth(i).unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
+        assert_eq!((s, d), (edge[0], edge[1]), "the graph's edges in order");
+        assert!(time <= i as u64 / 10 && time + 3 >= i as u64 / 10, "line {i}: time {time}");
+    }
+    // With --lateness 3 nothing is late; the output is WCC of the last window (M-9..=M, M the
+    // largest event time).
+    let out_path = files.path("tw.txt");
+    let stats = files.path("tw.json");
+    let out = ripples(&["run", "wcc", "--updates", s(&t), "--batch", "20", "--window", "10", "--lateness", "3"]
+        .into_iter()
+        .chain(["--output", s(&out_path), "--stats", s(&stats), "-q"])
+        .collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_to_string(&stats).unwrap().contains("\"late_updates\":0"));
+    let mut counts = std::collections::BTreeMap::new();
+    let m = timed.iter().map(|e| e.2).max().unwrap();
+    for &(s, d, time) in &timed {
+        if time + 10 > m {
+            *counts.entry((s, d)).or_insert(0i64) += 1;
+        }
+    }
+    let (vs, es) = oracle_input(&[], &counts);
+    let want: String = ripples::oracle::wcc(&vs, &es).iter().map(|(k, v)| format!("{} {}\n", k, v)).collect();
+    assert_eq!(std::fs::read_to_string(&out_path).unwrap(), want);
 }
