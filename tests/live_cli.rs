@@ -239,7 +239,7 @@ fn stdin_streams_changes_per_epoch() {
     let oracle = oracle_states(&epochs);
     let output = files.path("o.txt");
     let mut child = bin()
-        .args(["run", "wcc", "--updates", "-", "--changes", "-", "--output", &s(&output), "-q"])
+        .args(["run", "wcc", "--updates", "-", "--changes", "-", "--output", &s(&output), "-q", "--skip-bad-lines"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -272,7 +272,7 @@ fn stdin_streams_changes_per_epoch() {
         let mut text = String::new();
         for (j, u) in updates.iter().enumerate() {
             if epoch == 3 && j == 0 {
-                // Skipped alone on stdin, with a warning naming its line.
+                // Skipped alone on stdin (--skip-bad-lines), with a warning naming its line.
                 text.push_str("+ 1 banana\n");
                 line_no += 1;
                 bad_line = line_no;
@@ -319,6 +319,55 @@ fn stdin_streams_changes_per_epoch() {
         err
     );
     assert!(!err.contains("panicked"), "{}", err);
+}
+
+/// Without --skip-bad-lines a bad line on stdin stops the stream like a bad line in a file:
+/// `stdin:LINE: problem`, exit status 2; the epochs closed before it are complete, its own epoch
+/// is not applied (not even the lines before the bad one).
+#[test]
+fn a_bad_stdin_line_stops_the_stream() {
+    let files = Files::new();
+    let epochs = random_stream(6, 20, 0, 6, 5).epochs;
+    let oracle = oracle_states(&epochs);
+    let (changes, output) = (files.path("c.txt"), files.path("o.txt"));
+    let mut text = String::new();
+    let mut line_no = 0;
+    let mut bad_line = 0;
+    for (i, updates) in epochs.iter().enumerate() {
+        for u in updates {
+            text.push_str(&update_line(u));
+            line_no += 1;
+        }
+        if i == 3 {
+            text.push_str("- 7 x\n");
+            line_no += 1;
+            bad_line = line_no;
+        }
+        text.push_str("commit\n");
+        line_no += 1;
+    }
+    let mut child = bin()
+        .args(["run", "wcc", "--updates", "-", "--changes", &s(&changes), "--output", &s(&output), "-q"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let status = wait_exit(&mut child, PATIENCE, "bad stdin line");
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{}", err);
+    assert!(
+        err.contains(&format!("stdin:{}: \"x\" is not a vertex id", bad_line))
+            && err.contains("epochs up to 3 are complete, the open epoch was not applied"),
+        "{}",
+        err
+    );
+    // Epochs 1..=3 (epoch 4 held the bad line), exactly as the oracle has them.
+    let c = read(&changes);
+    check_changes(&c, &epochs[..3], "before the bad line");
+    assert!(c.lines().all(|l| !l.starts_with("4 ")), "{}", c);
+    assert_eq!(read(&output), state_text(&oracle[3]));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -122,6 +122,12 @@ pub struct JobArgs {
     /// fast paths apply. File input needs no flag: it is detected.
     #[arg(long)]
     pub insert_only: bool,
+    /// Live input from stdin or --follow: warn about a bad line and skip it. By default a bad
+    /// line stops the stream with `source:line: problem` and exit status 2 (the epochs closed
+    /// before it complete; its open epoch is not applied). TCP producers are always answered
+    /// `error N: problem` instead.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
     /// Live input: stop reading while the dataflow is more than K epochs behind.
     #[arg(long, value_name = "K", default_value_t = 16)]
     pub max_behind: u64,
@@ -209,6 +215,7 @@ impl JobArgs {
             cfg.snapshot_every = Some(self.snapshot_every);
             cfg.workers = self.layout.workers;
             cfg.insert_only = self.insert_only;
+            cfg.skip_bad_lines = self.skip_bad_lines;
             return RunOptions {
                 layout: self.layout.layout(),
                 source: Source::Live(cfg),

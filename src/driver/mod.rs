@@ -247,7 +247,9 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
         }
         match thread.join() {
             Ok(Ok(_summary)) => {}
-            Ok(Err(e)) => failure = failure.or(Some(RunError::Other(e))),
+            // A bad live input line outranks what it caused downstream.
+            Ok(Err(e)) if e.input => failure = Some(RunError::Input(e.message)),
+            Ok(Err(e)) => failure = failure.or(Some(RunError::Other(e.message))),
             Err(_) => failure = failure.or(Some(RunError::Other("the live input thread failed".into()))),
         }
     }

@@ -49,7 +49,9 @@
 //! updates already swept into an epoch by `batch` / `epoch_ms` stay). Replies are queued per
 //! connection (1024 at most); a producer that never reads them is disconnected.
 //!
-//! On stdin and a followed file there is nobody to answer: a rejected line is skipped alone (a
+//! On stdin and a followed file there is nobody to answer: a rejected line stops the stream
+//! ([`LiveFailure`] naming `source:line: problem`; the open epoch is not applied, the epochs
+//! closed before it complete), or, with [`LiveConfig::skip_bad_lines`], is skipped alone (a
 //! warning with its line number goes to stderr) and the rest of the epoch is kept.
 //! `ready E` is answered by the sequencer, so it is delayed while backpressure holds.
 //!
@@ -146,6 +148,23 @@ pub struct LiveConfig {
     /// Event-time windows: every update line carries `@T` and only inserts; late lines are
     /// dropped (counted) or rejected (see [`crate::sources::window`]).
     pub window: Option<WindowSpec>,
+    /// Stdin and followed files: warn about a rejected line and skip it, instead of stopping.
+    pub skip_bad_lines: bool,
+}
+
+/// Why the front end stopped the stream.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LiveFailure {
+    /// Bad input (exit status 2) rather than an I/O or internal failure.
+    pub input: bool,
+    pub message: String,
+}
+
+impl From<String> for LiveFailure {
+    fn from(message: String) -> Self {
+        LiveFailure { input: false, message }
+    }
 }
 
 impl LiveConfig {
@@ -155,6 +174,7 @@ impl LiveConfig {
             input,
             insert_only: false,
             window: None,
+            skip_bad_lines: false,
             graph: None,
             batch: None,
             epoch_ms: None,
@@ -181,7 +201,7 @@ pub struct LiveHandle {
     /// The address actually bound (for [`LiveInput::Listen`]; useful with port 0).
     pub local_addr: Option<SocketAddr>,
     /// The sequencer; returns when the stream ended (or the driver stopped).
-    pub thread: JoinHandle<Result<LiveSummary, String>>,
+    pub thread: JoinHandle<Result<LiveSummary, LiveFailure>>,
 }
 
 /// Counts over the live part of a run (the initial graph and replayed epochs not included).
@@ -347,6 +367,7 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
         producers: HashMap::new(),
         claimed: HashMap::new(),
         insert_only: config.insert_only,
+        skip_bad_lines: config.skip_bad_lines,
         conns: HashMap::new(),
         state,
         snapshot_every: config.snapshot_every.filter(|&n| n > 0),
@@ -821,6 +842,8 @@ enum Flow {
     End(Option<ConnId>),
     /// The driver stopped or the workers went away.
     Stopped,
+    /// A bad line on stdin / a followed file (without `skip_bad_lines`): `source:line: problem`.
+    Failed(String),
 }
 
 struct Sequencer {
@@ -842,6 +865,8 @@ struct Sequencer {
     claimed: HashMap<Edge, u64>,
     /// The stream was declared insert-only: deletions are rejected.
     insert_only: bool,
+    /// Stdin / a followed file: skip a rejected line (with a warning) instead of stopping.
+    skip_bad_lines: bool,
     conns: HashMap<ConnId, Connection>,
     state: Option<StateDir>,
     snapshot_every: Option<u64>,
@@ -860,7 +885,7 @@ impl Sequencer {
         mut self,
         queue: &Receiver<Event>,
         epoch_ms: Option<u64>,
-    ) -> Result<LiveSummary, String> {
+    ) -> Result<LiveSummary, LiveFailure> {
         let period = epoch_ms.map(Duration::from_millis);
         let mut tick = period.map(|p| Instant::now() + p);
         let mut flow = if self.wait_room() {
@@ -896,9 +921,17 @@ impl Sequencer {
             };
         }
         match flow {
-            Flow::End(ender) => self.end(ender, queue),
+            Flow::End(ender) => self.end(ender, queue).map_err(LiveFailure::from),
+            Flow::Failed(message) => Err(LiveFailure {
+                input: true,
+                message: format!(
+                    "{message} (the stream stopped there: epochs up to {} are complete, the open epoch was not applied{})",
+                    self.next_epoch.saturating_sub(1),
+                    if self.state.is_some() { " or logged" } else { "" }
+                ),
+            }),
             _ if self.workers_gone && !self.progress.is_stopped() => {
-                Err("the workers stopped receiving epochs".to_string())
+                Err("the workers stopped receiving epochs".to_string().into())
             }
             _ => Ok(self.summary.clone()),
         }
@@ -942,15 +975,9 @@ impl Sequencer {
                         self.after_close()
                     }
                     Ok(()) => Flow::Continue,
-                    Err(reason) => {
-                        self.reject(conn, no, &reason);
-                        Flow::Continue
-                    }
+                    Err(reason) => self.reject(conn, no, &reason),
                 },
-                Item::Bad(reason) => {
-                    self.reject(conn, no, &reason);
-                    Flow::Continue
-                }
+                Item::Bad(reason) => self.reject(conn, no, &reason),
                 Item::Commit => {
                     self.close(Some(conn))?;
                     self.after_close()
@@ -1023,9 +1050,12 @@ impl Sequencer {
         }
     }
 
-    fn reject(&mut self, conn: ConnId, no: u64, reason: &str) {
+    fn reject(&mut self, conn: ConnId, no: u64, reason: &str) -> Flow {
         self.summary.rejected_lines += 1;
         if conn == LOCAL {
+            if !self.skip_bad_lines {
+                return Flow::Failed(format!("{}:{no}: {reason}", self.source_name));
+            }
             eprintln!(
                 "ripples: warning: {} line {no}: {reason} (line skipped)",
                 self.source_name
@@ -1034,6 +1064,7 @@ impl Sequencer {
             self.discard(conn);
             self.reply(conn, format!("error {no}: {reason}\n"));
         }
+        Flow::Continue
     }
 
     /// Queues a reply; a connection whose reply queue is full is dropped.
@@ -1573,7 +1604,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("updates.txt");
         std::fs::write(&path, "+ 1 2\ncommit\n+ 3").unwrap();
-        let handle = start(LiveConfig::new(LiveInput::Follow(path.clone()))).unwrap();
+        let handle = start(LiveConfig {
+            skip_bad_lines: true,
+            ..LiveConfig::new(LiveInput::Follow(path.clone()))
+        })
+        .unwrap();
         let append = |text: &str| {
             let mut file = std::fs::OpenOptions::new()
                 .append(true)
