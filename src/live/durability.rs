@@ -1911,7 +1911,8 @@ mod tests {
         }
         let empty = EpochBatch {
             epoch: 9,
-            updates: vec![], ..Default::default()
+            updates: vec![],
+            ..Default::default()
         };
         assert_eq!(record_len(&empty), RECORD_HEADER + MIN_PAYLOAD);
         assert_eq!(decode_payload(&encode_record(&empty)[12..]).unwrap(), empty);

@@ -1389,7 +1389,9 @@ mod tests {
             next_epoch(&handle),
             EpochBatch {
                 epoch: 0,
-                updates: vec![], ..Default::default() }
+                updates: vec![],
+                ..Default::default()
+            }
         );
 
         a.send("+ 1 2\n2 3 0.5\ncommit\n");
@@ -1571,10 +1573,14 @@ mod tests {
             vec![
                 EpochBatch {
                     epoch: 0,
-                    updates: vec![], ..Default::default() },
+                    updates: vec![],
+                    ..Default::default()
+                },
                 EpochBatch {
                     epoch: 1,
-                    updates: vec![ins(1, 2), ins(2, 3)], ..Default::default() },
+                    updates: vec![ins(1, 2), ins(2, 3)],
+                    ..Default::default()
+                },
             ]
         );
         handle.thread.join().unwrap().unwrap();
@@ -1621,7 +1627,9 @@ mod tests {
             next_epoch(&handle),
             EpochBatch {
                 epoch: 1,
-                updates: vec![ins(1, 2)], ..Default::default() }
+                updates: vec![ins(1, 2)],
+                ..Default::default()
+            }
         );
         thread::sleep(Duration::from_millis(100));
         append(" 4");
@@ -1632,14 +1640,18 @@ mod tests {
             next_epoch(&handle),
             EpochBatch {
                 epoch: 2,
-                updates: vec![ins(3, 4)], ..Default::default() }
+                updates: vec![ins(3, 4)],
+                ..Default::default()
+            }
         );
         append("- 3 4\nend\n");
         assert_eq!(
             next_epoch(&handle),
             EpochBatch {
                 epoch: 3,
-                updates: vec![del(3, 4)], ..Default::default() }
+                updates: vec![del(3, 4)],
+                ..Default::default()
+            }
         );
         let summary = handle.thread.join().unwrap().unwrap();
         assert_eq!(
@@ -1750,7 +1762,9 @@ mod tests {
             last,
             &EpochBatch {
                 epoch: 5,
-                updates: vec![del(1, 2)], ..Default::default() }
+                updates: vec![del(1, 2)],
+                ..Default::default()
+            }
         );
         assert_eq!(replayed.last().unwrap().epoch, 4);
         assert_eq!(multiset(replayed), state, "the replay reproduces the state");
