@@ -732,6 +732,9 @@ fn run_worker(
     }
     edges_in.close();
     while worker.step() {}
+    // Peak memory of every process (one report each, from its first worker).
+    let first_here = worker.index() % options.layout.workers.max(1) == 0;
+    let all_peaks = allgather::allgather(worker, first_here.then(|| metrics::memory().1));
 
     let Some(w) = writer else { return Ok(None) };
     w.progress.finish();
@@ -759,6 +762,7 @@ fn run_worker(
         load_edges_per_sec: facts.initial_edges as f64 / load_seconds.max(1e-9),
         initial_seconds: w.initial_seconds,
         peak_rss_bytes: w.peak_rss.max(metrics::memory().1),
+        peak_rss_bytes_all_processes: (options.layout.processes > 1).then(|| all_peaks.iter().flatten().sum()),
         output_changes: w.output_changes,
         wall_seconds: started.elapsed().as_secs_f64(),
         late_updates: window.map(|_| w.late),

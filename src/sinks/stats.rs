@@ -34,8 +34,11 @@ pub struct RunSummary {
     pub load_edges_per_sec: f64,
     /// ... and computing the initial result.
     pub initial_seconds: f64,
-    /// Peak resident memory of the writing process.
+    /// Peak resident memory of the writing process (process 0).
     pub peak_rss_bytes: u64,
+    /// With several processes: the sum of every process's peak resident memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes_all_processes: Option<u64>,
     pub output_changes: u64,
     pub wall_seconds: f64,
     /// Windowed runs: late updates dropped over the whole run.
@@ -77,6 +80,10 @@ impl RunSummary {
             wall = self.wall_seconds,
         ) + &self.late_updates.map(|n| format!("; late updates dropped: {n}")).unwrap_or_default()
             + &self.end_seconds.map(|s| format!("; last windows closed in {s:.2}s at the end")).unwrap_or_default()
+            + &self
+                .peak_rss_bytes_all_processes
+                .map(|b| format!("; peak memory of all processes {:.1} MiB", b as f64 / (1024.0 * 1024.0)))
+                .unwrap_or_default()
     }
 }
 
