@@ -1187,3 +1187,60 @@ fn tcp_restart_keeps_the_watermark_and_the_change_log() {
     assert_eq!(summary["summary"], true, "{}", what);
     assert!(summary["late_updates"].as_u64().is_some_and(|n| n >= 1), "{}: late_updates in {}", what, summary);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Windows apply to every algorithm
+// ---------------------------------------------------------------------------------------------
+
+/// BFS (from the first update's source) and CDLP over sliding and tumbling windows: the change
+/// log accumulated through every time equals the sequential oracle on that time's window.
+#[test]
+fn bfs_and_cdlp_follow_the_windows_too() {
+    let files = Files::new();
+    for (seed, mode, lateness, batch) in [(301u64, Mode::Sliding(8), 3u64, 5usize), (302, Mode::Tumbling(6), 2, 9)] {
+        let updates = timed_stream(seed, 160, 4);
+        let path = files.write(&format!("algo-{}.txt", seed), &updates_text(&updates));
+        let sim = simulate(&updates, &batch_sizes(updates.len(), Some(batch)), lateness);
+        let until = mode.final_frontier(sim.max);
+        let source = updates[0].src;
+        for algorithm in ["bfs", "cdlp"] {
+            let what = format!("{} seed {} {:?} lateness {} batch {}", algorithm, seed, mode, lateness, batch);
+            let changes = files.path(&format!("algo-{}-{}.txt", seed, algorithm));
+            let mut args = vec!["run".to_string(), algorithm.into(), "-q".into(), "--updates".into(), s(&path)];
+            args.extend(mode.args());
+            args.extend(["--lateness".into(), lateness.to_string(), "--batch".into(), batch.to_string()]);
+            args.extend(["--source".into(), source.to_string(), "--changes".into(), s(&changes)]);
+            let out = bin().args(&args).output().unwrap();
+            assert!(out.status.success(), "{}: {}", what, String::from_utf8_lossy(&out.stderr));
+            let log = parse_changes(&read(&changes));
+            assert!(log.iter().all(|c| c.epoch < until), "{}: a line at or after the final frontier {}", what, until);
+            let mut counts: BTreeMap<(Node, u64), i64> = BTreeMap::new();
+            let mut next = 0;
+            for t in 0..until {
+                while next < log.len() && log[next].epoch == t {
+                    *counts.entry((log[next].key, log[next].value)).or_insert(0) += log[next].diff as i64;
+                    next += 1;
+                }
+                counts.retain(|_, n| *n != 0);
+                let got: BTreeMap<Node, u64> = counts.keys().copied().collect();
+                assert_eq!(got.len(), counts.len(), "{}: time {}: a vertex with two values", what, t);
+                let mut edges: Vec<(Node, Node, f64)> = sim
+                    .accepted
+                    .iter()
+                    .filter(|u| mode.present(u.time, t))
+                    .map(|u| (u.src, u.dst, 1.0))
+                    .collect();
+                // BFS and CDLP see each present (src, dst) pair once.
+                edges.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                edges.dedup();
+                let vertices = ripples::oracle::vertex_set(std::iter::empty(), &edges);
+                let want: BTreeMap<Node, u64> = match algorithm {
+                    "bfs" => ripples::oracle::bfs(&vertices, &edges, source),
+                    _ => ripples::oracle::cdlp(&vertices, &edges, 10),
+                };
+                assert_eq!(got, want, "{}: time {}", what, t);
+            }
+            assert_eq!(next, log.len(), "{}: lines out of time order", what);
+        }
+    }
+}
