@@ -571,6 +571,8 @@ fn run_worker(
         let mut first = true;
         // A restart's replay in progress: (last epoch fed, updates, when it began).
         let mut replay: Option<(Time, u64, Instant)> = None;
+        // Windowed runs: this worker's timed copies of the replay so far.
+        let mut replayed: Vec<(Edge, Time)> = Vec::new();
         // Where the input is advanced after an epoch, and what the writer writes.
         let target = |clock: &Option<EventClock>, epoch: Time, late: u64| match clock {
             None => (epoch + 1, None),
@@ -595,6 +597,9 @@ fn run_worker(
             if !is_replay {
                 if let Some((last, updates, started)) = replay.take() {
                     let (until, event) = target(&clock, last, 0);
+                    if let Some(spec) = &window {
+                        expiries.replay(&mut edges_in, spec, std::mem::take(&mut replayed), until);
+                    }
                     expiries.advance(&mut edges_in, until);
                     edges_in.flush();
                     while probe.less_than(&until) {
@@ -627,6 +632,8 @@ fn run_worker(
             let mine = n * local / locals..n * (local + 1) / locals;
             for (i, u) in batch.updates[mine.clone()].iter().enumerate() {
                 match (&window, batch.times.get(mine.start + i).copied().flatten()) {
+                    // A windowed replay is fed in one piece when it ends (`Expiries::replay`).
+                    (Some(_), Some(t)) if is_replay => replayed.push((u.edge(), t)),
                     (Some(spec), Some(t)) => expiries.insert(&mut edges_in, spec, u.edge(), t),
                     // Static edges (and every edge of an unwindowed stream).
                     _ => edges_in.update(u.edge(), u.diff as Diff),
@@ -793,6 +800,27 @@ impl Expiries {
         edges_in.update_at(edge, enter, 1);
         if let Some(leave) = leave {
             self.due.push(std::cmp::Reverse((leave, edge)));
+        }
+    }
+
+    /// Feeds a restart's replay of a windowed stream, whose results before `frontier` are already
+    /// written: only the collection from `frontier - 1` on has to be right (the change at
+    /// `frontier` is taken against it, and the written state accumulated through `frontier - 1`
+    /// telescopes to it). So copies that left their window before `frontier - 1` are skipped,
+    /// those present at `frontier - 1` enter at the current (earliest) input time, and only later
+    /// ones at their own times: the dataflow computes the replay as one step instead of time by
+    /// time.
+    fn replay(&mut self, edges_in: &mut InputSession<Time, Edge, Diff>, spec: &WindowSpec, copies: Vec<(Edge, Time)>, frontier: Time) {
+        for (edge, time) in copies {
+            let (enter, leave) = spec.lifetime(time);
+            if enter >= frontier {
+                self.insert(edges_in, spec, edge, time);
+            } else if leave.is_none_or(|leave| leave >= frontier) {
+                edges_in.update(edge, 1);
+                if let Some(leave) = leave {
+                    self.due.push(std::cmp::Reverse((leave, edge)));
+                }
+            }
         }
     }
 
