@@ -1244,3 +1244,30 @@ fn bfs_and_cdlp_follow_the_windows_too() {
         }
     }
 }
+
+/// WCC over a window without static edges takes the windowed fast path (a spanning forest that
+/// maximises expiry); it must write exactly what the general differential path writes.
+#[test]
+fn windowed_fast_path_and_general_path_write_identical_files() {
+    let files = Files::new();
+    for case in CASES {
+        let updates = timed_stream(case.seed + 1000, 400, case.jitter);
+        let path = files.write(&format!("fast-{}.txt", case.seed), &updates_text(&updates));
+        let mut runs = Vec::new();
+        for (algorithm, workers) in [("wcc", "1"), ("wcc", "2"), ("wcc-general", "1")] {
+            let changes = files.path(&format!("fast-{}-{}-{}.txt", case.seed, algorithm, workers));
+            let output = files.path(&format!("fast-{}-{}-{}.out", case.seed, algorithm, workers));
+            let mut args = vec!["run".to_string(), algorithm.into(), "-q".into(), "--updates".into(), s(&path)];
+            args.extend(case.args("drop"));
+            args.extend(["-w".into(), workers.into(), "--changes".into(), s(&changes), "--output".into(), s(&output)]);
+            let out = bin().args(&args).output().unwrap();
+            assert!(out.status.success(), "{:?} {}: {}", case, algorithm, String::from_utf8_lossy(&out.stderr));
+            runs.push((algorithm, workers, read(&changes), read(&output)));
+        }
+        assert!(runs[0].2.lines().any(|l| l.ends_with(" -1")), "{:?}: nothing ever leaves", case);
+        for r in &runs[1..] {
+            assert_eq!(r.2, runs[0].2, "{:?}: --changes of {} -w {} differ from wcc -w 1", case, r.0, r.1);
+            assert_eq!(r.3, runs[0].3, "{:?}: --output of {} -w {} differs from wcc -w 1", case, r.0, r.1);
+        }
+    }
+}

@@ -15,11 +15,13 @@
 pub mod bfs;
 pub mod cdlp;
 pub mod lcc;
+pub mod link_cut;
 pub mod pagerank;
 pub mod scc;
 pub mod sssp;
 pub mod union_find;
 pub mod wcc;
+pub mod wcc_window;
 
 use differential_dataflow::VecCollection;
 
@@ -58,6 +60,10 @@ pub struct GraphInput<'a> {
     /// is an insertion, or live input declared `--insert-only`); algorithms may then choose an
     /// insert-only fast path. A deletion reaching such a dataflow is a bug in the driver.
     pub insert_only: bool,
+    /// `Some(span)` when the driver guarantees that every edge copy entering at time `t` is
+    /// retracted at exactly `t + span` (and never otherwise): an event-time window without static
+    /// edges. Algorithms may then use the expiry they know in advance ([`wcc_window`]).
+    pub edge_lifetime: Option<Time>,
     shared: std::rc::Rc<std::cell::RefCell<SharedIndex<'a>>>,
 }
 
@@ -65,7 +71,14 @@ impl<'a> GraphInput<'a> {
     /// The input of a dataflow: the edge multiset, the vertex-file vertices, and whether the
     /// stream is known to be insert-only.
     pub fn new(edges: EdgeCollection<'a>, vertices: NodeCollection<'a>, insert_only: bool) -> Self {
-        GraphInput { edges, vertices, insert_only, shared: Default::default() }
+        GraphInput { edges, vertices, insert_only, edge_lifetime: None, shared: Default::default() }
+    }
+
+    /// Declares that every edge copy entering at `t` is retracted at exactly `t + span` (see
+    /// [`GraphInput::edge_lifetime`]).
+    pub fn with_edge_lifetime(mut self, span: Option<Time>) -> Self {
+        self.edge_lifetime = span;
+        self
     }
 
     /// The set of present edges as `(src, dst)` pairs, each once (multiplicities and weights

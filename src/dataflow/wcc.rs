@@ -21,6 +21,10 @@
 //! relabels the part that lost the minimum (retracting the old label along that part first, up to
 //! its diameter in rounds). A deletion that does not split a component usually costs little.
 //!
+//! **Windowed fast path** ([`Wcc`] in an event-time window without static edges, where every
+//! edge's expiry is known on arrival): a spanning forest that maximises expiry, at one worker;
+//! see [`super::wcc_window`].
+//!
 //! **Insert-only fast path** ([`Wcc`] when the driver knows the stream never deletes). The
 //! summary approach of gelly-streaming, on timely: each worker keeps a disjoint-set forest of its
 //! own share of the edges and forwards only the edges that joined two of its local components (a
@@ -46,6 +50,7 @@ use super::{Algorithm, GraphInput, ResultCollection};
 use crate::types::{Diff, Edge, Node, Time};
 
 /// Weakly connected components: the insert-only fast path when the stream never deletes, the
+/// windowed fast path ([`super::wcc_window`]) when every edge's expiry is known on arrival, the
 /// general differential path otherwise.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Wcc;
@@ -61,6 +66,8 @@ impl Algorithm for Wcc {
     fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
         if input.insert_only {
             wcc_insert_only(input)
+        } else if let Some(span) = input.edge_lifetime {
+            super::wcc_window::wcc_window(input, span)
         } else {
             wcc(input)
         }

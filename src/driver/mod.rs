@@ -175,6 +175,7 @@ struct LiveShared {
     progress: Arc<crate::live::Progress>,
     written_through: Option<Time>,
     state_dir: Option<PathBuf>,
+    static_edges: bool,
 }
 
 /// Runs `algorithm` as configured. Returns the report of the writing worker (process 0), or
@@ -219,6 +220,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
                 progress: handle.progress.clone(),
                 written_through: handle.written_through,
                 state_dir: cfg.state_dir.clone(),
+                static_edges: handle.static_edges,
             };
             live_thread = Some((handle.thread, handle.progress));
             Some(Arc::new(shared))
@@ -518,6 +520,15 @@ fn run_worker(
             Source::Live(cfg) => cfg.insert_only,
             _ => !facts.has_deletions,
         };
+    // Windowed runs without static edges: every copy entering at `t` leaves at `t + span`.
+    // (Live input in other processes learns nothing of the stream; they must agree, so
+    // multi-process live runs do not declare it.)
+    let static_edges = match (&options.source, live) {
+        (Source::Live(_), Some(l)) if options.layout.processes == 1 => l.static_edges,
+        (Source::Live(_), _) => true,
+        _ => facts.initial_edges > 0,
+    };
+    let edge_lifetime = window.filter(|_| !static_edges).map(|spec| spec.span);
     let buffers: Vec<SinkBuffer> = algorithms.iter().map(|_| Rc::new(RefCell::new(BTreeMap::new()))).collect();
     let mut edges_in: InputSession<Time, Edge, Diff> = InputSession::new();
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
@@ -528,7 +539,8 @@ fn run_worker(
         let edges_in = &mut edges_in;
         let vertices_in = &mut vertices_in;
         worker.dataflow::<Time, _, _>(move |scope| {
-            let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only);
+            let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only)
+                .with_edge_lifetime(edge_lifetime);
             for (algorithm, buffer) in algorithms.iter().zip(buffers) {
                 let result = algorithm.build(input.clone());
                 result
@@ -598,7 +610,7 @@ fn run_worker(
                 if let Some((last, updates, started)) = replay.take() {
                     let (until, event) = target(&clock, last, 0);
                     if let Some(spec) = &window {
-                        expiries.replay(&mut edges_in, spec, std::mem::take(&mut replayed), until);
+                        expiries.replay(&mut edges_in, spec, std::mem::take(&mut replayed), until, edge_lifetime.is_some());
                     }
                     expiries.advance(&mut edges_in, until);
                     edges_in.flush();
@@ -810,10 +822,20 @@ impl Expiries {
     /// those present at `frontier - 1` enter at the current (earliest) input time, and only later
     /// ones at their own times: the dataflow computes the replay as one step instead of time by
     /// time.
-    fn replay(&mut self, edges_in: &mut InputSession<Time, Edge, Diff>, spec: &WindowSpec, copies: Vec<(Edge, Time)>, frontier: Time) {
+    ///
+    /// With `exact` (the run declared [`GraphInput::edge_lifetime`]), present copies enter at
+    /// their own times too, so that each still leaves exactly one span after it entered.
+    fn replay(
+        &mut self,
+        edges_in: &mut InputSession<Time, Edge, Diff>,
+        spec: &WindowSpec,
+        copies: Vec<(Edge, Time)>,
+        frontier: Time,
+        exact: bool,
+    ) {
         for (edge, time) in copies {
             let (enter, leave) = spec.lifetime(time);
-            if enter >= frontier {
+            if enter >= frontier || (exact && leave.is_none_or(|leave| leave >= frontier)) {
                 self.insert(edges_in, spec, edge, time);
             } else if leave.is_none_or(|leave| leave >= frontier) {
                 edges_in.update(edge, 1);

@@ -200,6 +200,9 @@ pub struct LiveHandle {
     pub warnings: Vec<String>,
     /// The address actually bound (for [`LiveInput::Listen`]; useful with port 0).
     pub local_addr: Option<SocketAddr>,
+    /// The stream holds static edges (the initial graph, or untimed copies recovered): in a
+    /// windowed stream these never leave.
+    pub static_edges: bool,
     /// The sequencer; returns when the stream ended (or the driver stopped).
     pub thread: JoinHandle<Result<LiveSummary, LiveFailure>>,
 }
@@ -286,6 +289,9 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
         initial.push(batch);
     }
     let next_epoch = initial.last().map_or(0, |b| b.epoch + 1);
+    let static_edges = initial
+        .iter()
+        .any(|b| (0..b.updates.len()).any(|i| b.times.get(i).copied().flatten().is_none()));
     // Windowed streams: the watermark follows from the epochs so far; `edges` keeps the static
     // edges only, the timed ones are in `alive` until they leave their window.
     let mut alive = BTreeMap::new();
@@ -388,6 +394,7 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
             result
         })?;
     Ok(LiveHandle {
+        static_edges,
         receivers,
         progress,
         written_through,
