@@ -235,6 +235,7 @@ impl JobArgs {
                 vertices: self.vertices.clone(),
                 updates: self.updates.clone(),
                 batch: self.batch,
+                first_batch: None,
             }),
             output: self.output.clone(),
             changes: self.changes.clone(),

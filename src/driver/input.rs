@@ -45,6 +45,8 @@ pub struct FileSource {
     pub updates: Option<PathBuf>,
     /// Update lines per epoch; `None` puts the whole update file in epoch 1.
     pub batch: Option<usize>,
+    /// Update lines in epoch 1 when it should differ from `batch` (say, a window's first fill).
+    pub first_batch: Option<usize>,
 }
 
 /// A graph stream held in memory.
@@ -149,6 +151,14 @@ impl WorkerShare {
     }
 }
 
+/// The epochs of a list of `len` updates: `first` (default `batch`) of them, then `batch` each.
+fn epoch_ranges(len: usize, first: Option<usize>, batch: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let first = first.unwrap_or(batch).max(1).min(len);
+    let batch = batch.max(1);
+    let rest = (first..len).step_by(batch).map(move |start| start..(start + batch).min(len));
+    std::iter::once(0..first).filter(move |_| len > 0).chain(rest)
+}
+
 /// The contiguous range of `len` items that worker `index` of `peers` takes.
 fn range(len: usize, index: usize, peers: usize) -> std::ops::Range<usize> {
     len * index / peers..len * (index + 1) / peers
@@ -232,9 +242,11 @@ pub fn load(
     // For memory streams `updates` holds only the deletions (the full stream is shared).
     let mut memory_deletions_only = false;
     let batch;
+    let mut first_batch = None;
     match source {
         Source::Files(files) => {
             batch = files.batch;
+            first_batch = files.first_batch;
             if let Some(path) = &files.graph {
                 bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
                 match read_edges_range(path, index, peers) {
@@ -421,7 +433,8 @@ pub fn load(
         let mut kept = Vec::with_capacity(updates.len());
         let mut kept_times = Vec::with_capacity(times.len());
         let mut bounds = vec![0];
-        for (chunk, chunk_times) in updates.chunks(batch).zip(times.chunks(batch)) {
+        for range in epoch_ranges(updates.len(), first_batch, batch) {
+            let (chunk, chunk_times) = (&updates[range.clone()], &times[range]);
             let mut late = 0;
             let first_new = kept_times.len();
             for (&(line, u), &t) in chunk.iter().zip(chunk_times) {
@@ -472,6 +485,9 @@ pub fn load(
     share.batch = batch;
     share.index = index;
     share.peers = peers;
+    if share.bounds.is_empty() && first_batch.is_some() {
+        share.bounds = std::iter::once(0).chain(epoch_ranges(share.all().len(), first_batch, batch).map(|r| r.end)).collect();
+    }
     let epoch_updates: Vec<u64> = (1..=share.epochs()).map(|e| share.slice_len(e) as u64).collect();
     let facts = InputFacts {
         initial_edges: reports.iter().map(|r| r.initial_edges).sum(),
@@ -482,4 +498,19 @@ pub fn load(
         window: window_facts,
     };
     Ok((share, facts))
+}
+
+#[cfg(test)]
+mod epoch_tests {
+    use super::epoch_ranges;
+
+    #[test]
+    fn epoch_ranges_cover_the_list_once() {
+        let r = |len, first, batch| epoch_ranges(len, first, batch).collect::<Vec<_>>();
+        assert_eq!(r(10, None, 4), vec![0..4, 4..8, 8..10]);
+        assert_eq!(r(10, Some(7), 2), vec![0..7, 7..9, 9..10]);
+        assert_eq!(r(10, Some(20), 2), vec![0..10]);
+        assert_eq!(r(0, Some(3), 2), vec![]);
+        assert_eq!(r(3, None, 5), vec![0..3]);
+    }
 }

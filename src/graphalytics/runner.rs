@@ -203,6 +203,7 @@ pub fn check(check: &Check, workers: usize) -> CheckResult {
             vertices: Some(spec.vertex_file.clone()),
             updates: None,
             batch: None,
+            first_batch: None,
         }),
         output: None,
         changes: None,
