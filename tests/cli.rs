@@ -332,3 +332,25 @@ fn generators_write_files_the_runner_reads() {
     let want: String = ripples::oracle::wcc(&vs, &es).iter().map(|(k, v)| format!("{} {}\n", k, v)).collect();
     assert_eq!(std::fs::read_to_string(&out_path).unwrap(), want);
 }
+
+/// `ripples bench` end to end on a small window: the event-time form (`ripples-window`, WCC fast
+/// path), the explicit-deletion form and a from-scratch recomputation must end with the same
+/// result, and the JSON names every system with its figures.
+#[test]
+fn bench_window_systems_agree() {
+    let files = Files::new();
+    let json = files.path("bench.json");
+    let out = ripples(&[
+        "bench", "wcc-window", "--scale", "10", "--window", "2000", "--batch", "100", "--epochs", "12", "-w", "2",
+        "--systems", "ripples-window,ripples,recompute", "--json", s(&json),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let figures: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let systems: Vec<&str> = figures.iter().map(|f| f["system"].as_str().unwrap()).collect();
+    assert_eq!(systems, ["ripples-window", "ripples", "recompute"]);
+    for f in &figures {
+        assert_eq!(f["agrees"], serde_json::Value::Bool(true), "{}", f);
+        assert_eq!(f["epochs"], figures[1]["epochs"], "{}", f);
+        assert_eq!(f["updates"], 12 * 200, "{}", f);
+    }
+}

@@ -315,7 +315,8 @@ pub fn run_system(scenario: &Scenario, system: &str, state_out: Option<&Path>, p
             let seconds: f64 = steady.iter().map(|e| e.latency_ms / 1000.0).sum();
             let latencies: Vec<f64> = steady.iter().map(|e| e.latency_ms).collect();
             let summary = LatencySummary::of(&latencies);
-            result.epochs = steady.len() as u64;
+            // The fill epoch counts like the others' epoch 0 (the initial window).
+            result.epochs = steady.len() as u64 + 1;
             result.updates = steady.iter().map(|e| 2 * e.updates).sum();
             result.updates_per_sec = if seconds > 0.0 { result.updates as f64 / seconds } else { 0.0 };
             result.p50_ms = summary.p50_ms;
