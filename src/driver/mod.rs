@@ -642,13 +642,26 @@ fn run_worker(
             }
             let n = batch.updates.len();
             let mine = n * local / locals..n * (local + 1) / locals;
-            for (i, u) in batch.updates[mine.clone()].iter().enumerate() {
-                match (&window, batch.times.get(mine.start + i).copied().flatten()) {
-                    // A windowed replay is fed in one piece when it ends (`Expiries::replay`).
-                    (Some(_), Some(t)) if is_replay => replayed.push((u.edge(), t)),
-                    (Some(spec), Some(t)) => expiries.insert(&mut edges_in, spec, u.edge(), t),
-                    // Static edges (and every edge of an unwindowed stream).
-                    _ => edges_in.update(u.edge(), u.diff as Diff),
+            let timed_mine = !batch.times.is_empty() && batch.times[mine.clone()].iter().all(Option::is_some);
+            if let (Some(spec), Some(c), false, true) = (&window, &clock, is_replay, timed_mine) {
+                // A live windowed epoch: in the order its copies enter (see `feed_in_time_order`).
+                let mut after = *c;
+                after.close_epoch(batch.times.iter().flatten().copied());
+                let copies: Vec<(Edge, Time)> = batch.updates[mine.clone()]
+                    .iter()
+                    .zip(&batch.times[mine.clone()])
+                    .map(|(u, t)| (u.edge(), t.expect("timed")))
+                    .collect();
+                expiries.feed_in_time_order(worker, &mut edges_in, spec, copies, after.frontier());
+            } else {
+                for (i, u) in batch.updates[mine.clone()].iter().enumerate() {
+                    match (&window, batch.times.get(mine.start + i).copied().flatten()) {
+                        // A windowed replay is fed in one piece when it ends (`Expiries::replay`).
+                        (Some(_), Some(t)) if is_replay => replayed.push((u.edge(), t)),
+                        (Some(spec), Some(t)) => expiries.insert(&mut edges_in, spec, u.edge(), t),
+                        // Static edges (and every edge of an unwindowed stream).
+                        _ => edges_in.update(u.edge(), u.diff as Diff),
+                    }
                 }
             }
             if let Some(c) = clock.as_mut() {
@@ -737,9 +750,9 @@ fn run_worker(
             epoch += 1;
             match &window {
                 Some(spec) => {
-                    for (e, t) in share.timed_epoch(epoch as usize) {
-                        expiries.insert(&mut edges_in, spec, e, t);
-                    }
+                    let until = facts.window.as_ref().map_or(0, |wf| wf.frontiers[epoch as usize - 1]);
+                    let copies: Vec<(Edge, Time)> = share.timed_epoch(epoch as usize).collect();
+                    expiries.feed_in_time_order(worker, &mut edges_in, spec, copies, until);
                 }
                 None => {
                     for (e, d) in share.epoch(epoch as usize) {
@@ -842,6 +855,35 @@ impl Expiries {
                 if let Some(leave) = leave {
                     self.due.push(std::cmp::Reverse((leave, edge)));
                 }
+            }
+        }
+    }
+
+    /// Feeds an epoch's accepted copies (this worker's share) in the order they enter, advancing
+    /// the input towards `until` (the frontier this epoch reaches; no later copy can enter
+    /// before it) and stepping the worker every few thousand copies: an epoch holding many
+    /// distinct event times then keeps only a few thousand of them in flight at a time (each
+    /// costs progress tracking and buffers until the frontier passes it).
+    fn feed_in_time_order(
+        &mut self,
+        worker: &mut timely::worker::Worker,
+        edges_in: &mut InputSession<Time, Edge, Diff>,
+        spec: &WindowSpec,
+        mut copies: Vec<(Edge, Time)>,
+        until: Time,
+    ) {
+        const CHUNK: usize = 4096;
+        copies.sort_unstable_by_key(|&(_, t)| spec.lifetime(t).0);
+        let mut chunks = copies.chunks(CHUNK).peekable();
+        while let Some(chunk) = chunks.next() {
+            for &(edge, time) in chunk {
+                self.insert(edges_in, spec, edge, time);
+            }
+            if let Some(next) = chunks.peek() {
+                let next_enter = spec.lifetime(next[0].1).0;
+                self.advance(edges_in, next_enter.min(until));
+                edges_in.flush();
+                worker.step();
             }
         }
     }
