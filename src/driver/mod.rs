@@ -640,6 +640,9 @@ fn run_worker(
             if replay.is_none() && clock.is_none() {
                 edges_in.advance_to(epoch);
             }
+            // Latency counts from the moment the epoch's input is handed over, feeding included
+            // (a windowed epoch is fed in steps that already run the dataflow).
+            let handed_over = Instant::now();
             let n = batch.updates.len();
             let mine = n * local / locals..n * (local + 1) / locals;
             let timed_mine = !batch.times.is_empty() && batch.times[mine.clone()].iter().all(Option::is_some);
@@ -684,7 +687,6 @@ fn run_worker(
             let (until, event) = target(&clock, epoch, batch.late);
             expiries.advance(&mut edges_in, until);
             edges_in.flush();
-            let handed_over = Instant::now();
             while probe.less_than(&until) {
                 worker.step();
             }
@@ -701,7 +703,9 @@ fn run_worker(
     } else if is_live {
         // Live input in another process: nothing to feed here.
     } else {
-        // Epoch 0: the initial graph.
+        // Epoch 0: the initial graph. Latency counts from the moment an epoch's input is handed
+        // over, feeding included (a windowed epoch is fed in steps that already run the dataflow).
+        let mut handed_over = Instant::now();
         for e in std::mem::take(&mut share.initial) {
             edges_in.update(e, 1);
         }
@@ -722,7 +726,6 @@ fn run_worker(
             };
             expiries.advance(&mut edges_in, until);
             edges_in.flush();
-            let handed_over = Instant::now();
             while probe.less_than(&until) {
                 worker.step();
             }
@@ -748,6 +751,7 @@ fn run_worker(
                 break;
             }
             epoch += 1;
+            handed_over = Instant::now();
             match &window {
                 Some(spec) => {
                     let until = facts.window.as_ref().map_or(0, |wf| wf.frontiers[epoch as usize - 1]);
