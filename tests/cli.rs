@@ -8,14 +8,11 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use common::process::{bin, free_port, Files};
 use common::*;
 use ripples::types::Update;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ripples"))
-}
 
 fn ripples(args: &[&str]) -> Output {
     bin().args(args).output().expect("ripples runs")
@@ -23,27 +20,6 @@ fn ripples(args: &[&str]) -> Output {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-struct Files {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Files {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        Files { _dir: dir, root }
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.join(name)
-    }
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.path(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
 }
 
 fn write_stream(files: &Files, stream: &RandomStream) -> (PathBuf, PathBuf, PathBuf) {
@@ -113,9 +89,6 @@ fn changes_and_output_match_the_oracle_at_every_epoch() {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 #[test]
 fn one_worker_three_workers_and_two_processes_write_identical_files() {

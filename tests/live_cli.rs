@@ -11,60 +11,17 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::process::*;
 use common::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ripples::types::{Node, Update};
-
-/// How long any single step may take before a test gives up (generous: debug build, 2 cores
-/// shared with other builds).
-const PATIENCE: Duration = Duration::from_secs(60);
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ripples"))
-}
-
-fn s(p: &Path) -> String {
-    p.to_str().unwrap().to_string()
-}
-
-struct Files {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Files {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        Files { _dir: dir, root }
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.join(name)
-    }
-}
-
-/// A free port below the ephemeral range (32768..), so that no outgoing connection of a
-/// concurrently running test can take it while a crashed server is being restarted on it.
-fn free_port() -> u16 {
-    let mut rng = ChaCha8Rng::seed_from_u64(
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-            ^ u64::from(std::process::id()),
-    );
-    loop {
-        let port = rng.gen_range(20_000..32_000);
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-}
 
 fn update_line(u: &Update) -> String {
     format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst)
@@ -121,21 +78,6 @@ fn fixed_epochs(seed: u64, vertices: usize, epochs: usize, batch: usize) -> Vec<
     updates.chunks(batch).map(|c| c.to_vec()).collect()
 }
 
-fn wait_exit(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{}: the server did not exit within {:?}", what, limit);
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// `ripples run wcc` with live input; stdout to null, stderr to `stderr`.
 fn start_server(args: &[String], stderr: &Path) -> Child {
     bin()
@@ -148,57 +90,13 @@ fn start_server(args: &[String], stderr: &Path) -> Child {
         .expect("ripples starts")
 }
 
-/// A TCP producer.
-struct Producer {
-    stream: TcpStream,
-    reader: BufReader<TcpStream>,
-    /// Lines sent on this connection (for `error N` numbers).
-    lines: u64,
+/// Test steps on a producer.
+trait Steps {
+    fn epoch(&mut self, epoch: u64, updates: &[Update]);
+    fn end(&mut self) -> bool;
 }
 
-impl Producer {
-    /// Connects once and reads `ready E`.
-    fn connect(port: u16) -> io::Result<(Producer, u64)> {
-        let stream = TcpStream::connect(("127.0.0.1", port))?;
-        stream.set_read_timeout(Some(PATIENCE))?;
-        stream.set_nodelay(true)?;
-        let reader = BufReader::new(stream.try_clone()?);
-        let mut p = Producer { stream, reader, lines: 0 };
-        let line = p.line()?;
-        let epoch = line
-            .strip_prefix("ready ")
-            .and_then(|e| e.parse().ok())
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("expected ready E, got {:?}", line)))?;
-        Ok((p, epoch))
-    }
-
-    /// Connects, retrying while the server is not (yet) listening or goes away before `ready`.
-    fn connect_retry(port: u16) -> (Producer, u64) {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match Producer::connect(port) {
-                Ok(c) => return c,
-                Err(e) if Instant::now() > deadline => panic!("cannot connect to port {}: {}", port, e),
-                Err(_) => thread::sleep(Duration::from_millis(10)),
-            }
-        }
-    }
-
-    fn send(&mut self, text: &str) -> io::Result<()> {
-        self.lines += text.matches('\n').count() as u64;
-        self.stream.write_all(text.as_bytes())
-    }
-
-    /// The next reply without its newline; an error at end of stream.
-    fn line(&mut self) -> io::Result<String> {
-        let mut line = String::new();
-        if self.reader.read_line(&mut line)? == 0 || !line.ends_with('\n') {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed"));
-        }
-        line.pop();
-        Ok(line)
-    }
-
+impl Steps for Producer {
     /// Sends an epoch's updates and `commit`, and expects `ok epoch`.
     fn epoch(&mut self, epoch: u64, updates: &[Update]) {
         self.send(&(epoch_text(updates) + "commit\n")).unwrap();
@@ -222,10 +120,6 @@ impl Producer {
             Err(e) => panic!("no reply to end: {}", e),
         }
     }
-}
-
-fn read(path: &Path) -> String {
-    fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {}", path.display(), e))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1174,7 +1068,7 @@ fn restart_with_a_replay_longer_than_max_behind() {
     let state = dir.path().join("state");
     let changes = dir.path().join("c.txt");
     let run = |input: &str, output: &std::path::Path| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ripples"))
+        let mut child = bin()
             .args(["run", "wcc", "--updates", "-", "--max-behind", "2", "--snapshot-every", "1000", "-q"])
             .arg("--state-dir")
             .arg(&state)

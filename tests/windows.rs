@@ -21,58 +21,17 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, BufRead, BufReader, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::path::Path;
+use std::process::{Child, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::process::*;
 use common::{id_pool, parse_changes};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ripples::sinks::Change;
 use ripples::types::Node;
-
-/// How long any single step may take before a test gives up (debug build, 2 shared cores).
-const PATIENCE: Duration = Duration::from_secs(60);
-
-// ---------------------------------------------------------------------------------------------
-// Running the binary
-// ---------------------------------------------------------------------------------------------
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ripples"))
-}
-
-fn s(p: &Path) -> String {
-    p.to_str().unwrap().to_string()
-}
-
-struct Files {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Files {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().to_path_buf();
-        Files { _dir: dir, root }
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.root.join(name)
-    }
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.path(name);
-        fs::write(&p, text).unwrap();
-        p
-    }
-}
-
-fn read(path: &Path) -> String {
-    fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {}", path.display(), e))
-}
 
 // ---------------------------------------------------------------------------------------------
 // The model: timed updates, window modes, and the watermark simulation
@@ -829,87 +788,17 @@ fn static_base_is_present_at_every_time() {
 // 7. Live TCP
 // ---------------------------------------------------------------------------------------------
 
-/// A free port below the ephemeral range.
-fn free_port() -> u16 {
-    let mut rng = ChaCha8Rng::seed_from_u64(
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-            ^ u64::from(std::process::id()),
-    );
-    loop {
-        let port = rng.gen_range(20_000..32_000);
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
+/// Test steps on a producer.
+trait Steps {
+    fn rejected(&mut self, text: &str, reason: &str, what: &str);
+    fn commit(&mut self, epoch: u64, what: &str);
 }
 
-fn wait_exit(child: &mut Child, limit: Duration, what: &str) -> ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{}: the server did not exit within {:?}", what, limit);
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// A TCP producer.
-struct Producer {
-    stream: TcpStream,
-    reader: BufReader<TcpStream>,
-    /// Lines sent on this connection (for `error N` numbers).
-    lines: u64,
-}
-
-impl Producer {
-    fn connect(port: u16) -> io::Result<(Producer, u64)> {
-        let stream = TcpStream::connect(("127.0.0.1", port))?;
-        stream.set_read_timeout(Some(PATIENCE))?;
-        stream.set_nodelay(true)?;
-        let reader = BufReader::new(stream.try_clone()?);
-        let mut p = Producer { stream, reader, lines: 0 };
-        let line = p.line()?;
-        let epoch = line
-            .strip_prefix("ready ")
-            .and_then(|e| e.parse().ok())
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("expected ready E, got {:?}", line)))?;
-        Ok((p, epoch))
-    }
-
-    fn connect_retry(port: u16) -> (Producer, u64) {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match Producer::connect(port) {
-                Ok(c) => return c,
-                Err(e) if Instant::now() > deadline => panic!("cannot connect to port {}: {}", port, e),
-                Err(_) => thread::sleep(Duration::from_millis(10)),
-            }
-        }
-    }
-
-    fn send(&mut self, text: &str) {
-        self.lines += text.matches('\n').count() as u64;
-        self.stream.write_all(text.as_bytes()).unwrap();
-    }
-
-    fn line(&mut self) -> io::Result<String> {
-        let mut line = String::new();
-        if self.reader.read_line(&mut line)? == 0 || !line.ends_with('\n') {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed"));
-        }
-        line.pop();
-        Ok(line)
-    }
-
+impl Steps for Producer {
     /// Sends one line that must be rejected; checks `error N: ` and that the reason contains
     /// `reason`.
     fn rejected(&mut self, text: &str, reason: &str, what: &str) {
-        self.send(text);
+        self.send(text).unwrap();
         let no = self.lines;
         let reply = self.line().unwrap_or_else(|e| panic!("{}: no reply to {:?}: {}", what, text, e));
         let prefix = format!("error {}: ", no);
@@ -925,7 +814,7 @@ impl Producer {
     }
 
     fn commit(&mut self, epoch: u64, what: &str) {
-        self.send("commit\n");
+        self.send("commit\n").unwrap();
         let reply = self.line().unwrap_or_else(|e| panic!("{}: no reply to commit: {}", what, e));
         assert_eq!(reply, format!("ok {}", epoch), "{}: reply to commit", what);
     }
@@ -1000,22 +889,22 @@ fn tcp_late_lines_are_rejected_and_frontiers_advance_per_epoch() {
                 assert!(w_before > 0, "{}: the watermark should have advanced", what);
                 // Half the epoch, a poison edge that is not late, then a late line: the producer's
                 // pending updates (the poison edge too) are discarded; then the epoch is sent again.
-                p.send(&text[..text.match_indices('\n').nth(BATCH / 2 - 1).unwrap().0 + 1]);
-                p.send(&format!("900001 900002 @{}\n", w_before));
+                p.send(&text[..text.match_indices('\n').nth(BATCH / 2 - 1).unwrap().0 + 1]).unwrap();
+                p.send(&format!("900001 900002 @{}\n", w_before)).unwrap();
                 p.rejected(&format!("{} {} @{}\n", ids[1], ids[2], w_before - 1), "late update", &what);
-                p.send(&text);
+                p.send(&text).unwrap();
                 p.commit(e, &what);
             }
             6 => {
                 // A deletion and a missing event time are rejected the same way.
-                p.send("900003 900004 @1000000\n");
+                p.send("900003 900004 @1000000\n").unwrap();
                 p.rejected(&format!("- {} {} @{}\n", epoch[0].src, epoch[0].dst, epoch[0].time), "deletion", &what);
                 p.rejected(&format!("{} {}\n", ids[3], ids[4]), "missing event time", &what);
-                p.send(&text);
+                p.send(&text).unwrap();
                 p.commit(e, &what);
             }
             _ => {
-                p.send(&text);
+                p.send(&text).unwrap();
                 p.commit(e, &what);
             }
         }
@@ -1040,7 +929,7 @@ fn tcp_late_lines_are_rejected_and_frontiers_advance_per_epoch() {
             thread::sleep(Duration::from_millis(20));
         }
     }
-    p.send("end\n");
+    p.send("end\n").unwrap();
     match p.line() {
         Ok(line) => assert_eq!(line, "bye", "{}: reply to end", what),
         // Known product bug (see tests/live_cli.rs): the process can exit before `bye` is written.
@@ -1133,7 +1022,7 @@ fn tcp_restart_keeps_the_watermark_and_the_change_log() {
     let (mut p, ready) = Producer::connect_retry(port);
     assert_eq!(ready, 1, "{}", what);
     for e in 1..=5 {
-        p.send(&text(e));
+        p.send(&text(e)).unwrap();
         p.commit(e as u64, &format!("{} epoch {}", what, e));
     }
     child.kill().unwrap();
@@ -1144,11 +1033,11 @@ fn tcp_restart_keeps_the_watermark_and_the_change_log() {
     let (mut p, ready) = Producer::connect_retry(port);
     assert_eq!(ready, 6, "{}: ready after the first restart; {}", what, stderr_of(2));
     for e in 6..=9 {
-        p.send(&text(e));
+        p.send(&text(e)).unwrap();
         p.commit(e as u64, &format!("{} epoch {}", what, e));
     }
     let t10 = text(10);
-    p.send(&t10[..t10.len() / 2]);
+    p.send(&t10[..t10.len() / 2]).unwrap();
     thread::sleep(Duration::from_millis(50));
     child.kill().unwrap();
     child.wait().unwrap();
@@ -1158,10 +1047,10 @@ fn tcp_restart_keeps_the_watermark_and_the_change_log() {
     let (mut p, ready) = Producer::connect_retry(port);
     assert_eq!(ready, 10, "{}: ready after the second restart; {}", what, stderr_of(3));
     for e in 10..=EPOCHS {
-        p.send(&text(e));
+        p.send(&text(e)).unwrap();
         p.commit(e as u64, &format!("{} epoch {}", what, e));
     }
-    p.send("end\n");
+    p.send("end\n").unwrap();
     match p.line() {
         Ok(line) => assert_eq!(line, "bye", "{}: reply to end", what),
         Err(e) => eprintln!("note: {}: the connection closed after end without bye: {}", what, e),

@@ -2,6 +2,8 @@
 //! change logs into per-epoch states.
 #![allow(dead_code)]
 
+pub mod process;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use rand::{Rng, SeedableRng};
