@@ -7,29 +7,14 @@
 //! PageRank's sink mass changes with almost every update, so every epoch re-derives every value;
 //! the interesting number is how little the per-epoch cost grows with the batch size.
 
+mod common;
+
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput};
 
 use ripples::dataflow::pagerank::PageRank;
-use ripples::driver::{self, MemoryStream, RunOptions};
-use ripples::sources::{generate, stream};
-
-fn epochs_latency(initial: &[(u64, u64)], batch: usize, epochs: u64, workers: usize) -> Duration {
-    let updates = stream::churn(initial, batch * epochs as usize, 0.5, 42);
-    let mem = MemoryStream {
-        vertices: vec![],
-        initial: initial.iter().map(|&(s, d)| (s, d, None)).collect(),
-        updates,
-        batch,
-    };
-    let mut options = RunOptions::memory(mem, workers);
-    options.collect = false;
-    let pagerank = PageRank { iterations: 10, damping: 0.85, undirected: false };
-    let report = driver::run(options, pagerank).expect("run").expect("report");
-    let ms: f64 = report.epochs[1..].iter().map(|e| e.latency_ms).sum();
-    Duration::from_secs_f64(ms / 1000.0)
-}
+use ripples::sources::generate;
 
 fn bench(c: &mut Criterion) {
     let initial = generate::rmat(11, 16, 1);
@@ -42,7 +27,7 @@ fn bench(c: &mut Criterion) {
     for batch in [1usize, 100, 1_000] {
         group.throughput(Throughput::Elements(batch as u64));
         group.bench_with_input(BenchmarkId::new("churn_rmat11_w1", batch), &batch, |b, &batch| {
-            b.iter_custom(|iters| epochs_latency(&initial, batch, iters, 1))
+            b.iter_custom(|iters| common::epochs_latency(&initial, batch, iters, 1, PageRank { iterations: 10, damping: 0.85, undirected: false }))
         });
     }
     group.finish();

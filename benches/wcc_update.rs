@@ -3,28 +3,14 @@
 //! 1, 100 and 10,000 updates. Each criterion iteration is one epoch; only update epochs are
 //! timed (from handing the epoch over to the output frontier passing it).
 
+mod common;
+
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 use ripples::dataflow::wcc::Wcc;
-use ripples::driver::{self, MemoryStream, RunOptions};
-use ripples::sources::{generate, stream};
-
-fn epochs_latency(initial: &[(u64, u64)], batch: usize, epochs: u64, workers: usize) -> Duration {
-    let updates = stream::churn(initial, batch * epochs as usize, 0.5, 42);
-    let mem = MemoryStream {
-        vertices: vec![],
-        initial: initial.iter().map(|&(s, d)| (s, d, None)).collect(),
-        updates,
-        batch,
-    };
-    let mut options = RunOptions::memory(mem, workers);
-    options.collect = false;
-    let report = driver::run(options, Wcc).expect("run").expect("report");
-    let ms: f64 = report.epochs[1..].iter().map(|e| e.latency_ms).sum();
-    Duration::from_secs_f64(ms / 1000.0)
-}
+use ripples::sources::generate;
 
 fn bench(c: &mut Criterion) {
     let initial = generate::rmat(14, 16, 1);
@@ -33,7 +19,7 @@ fn bench(c: &mut Criterion) {
     for batch in [1usize, 100, 10_000] {
         group.throughput(Throughput::Elements(batch as u64));
         group.bench_with_input(BenchmarkId::new("churn_rmat14_w1", batch), &batch, |b, &batch| {
-            b.iter_custom(|iters| epochs_latency(&initial, batch, iters, 1))
+            b.iter_custom(|iters| common::epochs_latency(&initial, batch, iters, 1, Wcc))
         });
     }
     group.finish();
