@@ -306,8 +306,7 @@ impl WindowForest {
                 }
                 let v = frontier[*pos];
                 *pos += 1;
-                let edges = self.vertices[v].edges.clone();
-                for node in edges {
+                for &node in &self.vertices[v].edges {
                     if let Owner::Edge(e) = self.owner[node] {
                         let w = if e.ends.0 == v { e.ends.1 } else { e.ends.0 };
                         if let std::collections::hash_map::Entry::Vacant(slot) = seen.entry(w) {

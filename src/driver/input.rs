@@ -119,25 +119,20 @@ impl WorkerShare {
             self.bounds.len() - 1
         }
     }
-    /// This worker's slice (positions in the update list) of update epoch `epoch` (1-based).
-    fn slice(&self, epoch: usize) -> std::ops::Range<usize> {
-        let len = self.all().len();
-        let (start, end) = if self.bounds.is_empty() {
-            (((epoch - 1) * self.batch).min(len), (epoch * self.batch).min(len))
-        } else {
-            (self.bounds[epoch - 1], self.bounds[epoch])
-        };
-        let n = end - start;
-        start + n * self.index / self.peers..start + n * (self.index + 1) / self.peers
-    }
-    /// Number of updates (of all workers) in update epoch `epoch` (1-based).
-    fn slice_len(&self, epoch: usize) -> usize {
+    /// Update epoch `epoch` (1-based): its positions in the update list, over all workers.
+    fn epoch_range(&self, epoch: usize) -> std::ops::Range<usize> {
         let len = self.all().len();
         if self.bounds.is_empty() {
-            (epoch * self.batch).min(len) - ((epoch - 1) * self.batch).min(len)
+            ((epoch - 1) * self.batch).min(len)..(epoch * self.batch).min(len)
         } else {
-            self.bounds[epoch] - self.bounds[epoch - 1]
+            self.bounds[epoch - 1]..self.bounds[epoch]
         }
+    }
+    /// This worker's slice (positions in the update list) of update epoch `epoch` (1-based).
+    fn slice(&self, epoch: usize) -> std::ops::Range<usize> {
+        let std::ops::Range { start, end } = self.epoch_range(epoch);
+        let n = end - start;
+        start + n * self.index / self.peers..start + n * (self.index + 1) / self.peers
     }
     /// This worker's updates of update epoch `epoch` (1-based).
     pub fn epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Diff)> + '_ {
@@ -488,7 +483,7 @@ pub fn load(
     if share.bounds.is_empty() && first_batch.is_some() {
         share.bounds = std::iter::once(0).chain(epoch_ranges(share.all().len(), first_batch, batch).map(|r| r.end)).collect();
     }
-    let epoch_updates: Vec<u64> = (1..=share.epochs()).map(|e| share.slice_len(e) as u64).collect();
+    let epoch_updates: Vec<u64> = (1..=share.epochs()).map(|e| share.epoch_range(e).len() as u64).collect();
     let facts = InputFacts {
         initial_edges: reports.iter().map(|r| r.initial_edges).sum(),
         vertex_lines: reports.iter().map(|r| r.vertex_lines).sum(),
