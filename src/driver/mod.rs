@@ -645,17 +645,21 @@ fn run_worker(
             let handed_over = Instant::now();
             let n = batch.updates.len();
             let mine = n * local / locals..n * (local + 1) / locals;
+            // The watermark after this epoch (feeding does not depend on it; its frontier bounds
+            // how far the input may advance while the epoch is fed).
+            if let Some(c) = clock.as_mut() {
+                c.close_epoch(batch.times.iter().flatten().copied());
+            }
             let timed_mine = !batch.times.is_empty() && batch.times[mine.clone()].iter().all(Option::is_some);
             if let (Some(spec), Some(c), false, true) = (&window, &clock, is_replay, timed_mine) {
                 // A live windowed epoch: in the order its copies enter (see `feed_in_time_order`).
-                let mut after = *c;
-                after.close_epoch(batch.times.iter().flatten().copied());
+                let until = c.frontier();
                 let copies: Vec<(Edge, Time)> = batch.updates[mine.clone()]
                     .iter()
                     .zip(&batch.times[mine.clone()])
                     .map(|(u, t)| (u.edge(), t.expect("timed")))
                     .collect();
-                expiries.feed_in_time_order(worker, &mut edges_in, spec, copies, after.frontier());
+                expiries.feed_in_time_order(worker, &mut edges_in, spec, copies, until);
             } else {
                 for (i, u) in batch.updates[mine.clone()].iter().enumerate() {
                     match (&window, batch.times.get(mine.start + i).copied().flatten()) {
@@ -666,9 +670,6 @@ fn run_worker(
                         _ => edges_in.update(u.edge(), u.diff as Diff),
                     }
                 }
-            }
-            if let Some(c) = clock.as_mut() {
-                c.close_epoch(batch.times.iter().flatten().copied());
             }
             if is_replay {
                 let (updates, started) = match replay.take() {
