@@ -39,43 +39,23 @@ struct Bench {
 
 impl Bench {
     fn new(initial: &[(Node, Node)], source: Node, updates: Vec<Update>) -> Self {
-        let mut worker = Worker::new(
-            WorkerConfig::default(),
-            Allocator::Thread(Thread::default()),
-            Some(Instant::now()),
-        );
+        let mut worker =
+            Worker::new(WorkerConfig::default(), Allocator::Thread(Thread::default()), Some(Instant::now()));
         let mut edges: InputSession<Time, Edge, Diff> = InputSession::new();
         let mut vertices: InputSession<Time, Node, Diff> = InputSession::new();
         let probe: ProbeHandle<Time> = ProbeHandle::new();
         {
             let (edges, vertices, probe) = (&mut edges, &mut vertices, probe.clone());
             worker.dataflow::<Time, _, _>(move |scope| {
-                let input = GraphInput::new(
-                    edges.to_collection(scope),
-                    vertices.to_collection(scope),
-                    false,
-                );
-                Bfs {
-                    source,
-                    undirected: false,
-                }
-                .build(input)
-                .inner
-                .probe_with(&probe);
+                let input = GraphInput::new(edges.to_collection(scope), vertices.to_collection(scope), false);
+                Bfs { source, undirected: false }.build(input).inner.probe_with(&probe);
             });
         }
         vertices.close();
         for &(s, d) in initial {
             edges.update((s, d, ripples::types::weight_bits(None)), 1);
         }
-        let mut bench = Bench {
-            worker,
-            edges,
-            probe,
-            updates,
-            next: 0,
-            forwards: true,
-        };
+        let mut bench = Bench { worker, edges, probe, updates, next: 0, forwards: true };
         bench.settle();
         bench
     }
@@ -130,25 +110,16 @@ fn bench(c: &mut Criterion) {
     for &(s, _) in &initial {
         *degree.entry(s).or_default() += 1;
     }
-    let source = degree
-        .iter()
-        .max_by_key(|&(v, d)| (*d, std::cmp::Reverse(*v)))
-        .map(|(v, _)| *v)
-        .unwrap();
+    let source = degree.iter().max_by_key(|&(v, d)| (*d, std::cmp::Reverse(*v))).map(|(v, _)| *v).unwrap();
 
     let mut group = c.benchmark_group("bfs_epoch");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4));
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
     for batch in [1usize, 100, 1000] {
         let mut state = Bench::new(&initial, source, updates.clone());
         group.throughput(Throughput::Elements(batch as u64));
-        group.bench_with_input(
-            BenchmarkId::new("churn_rmat12_w1", batch),
-            &batch,
-            |b, &batch| b.iter_custom(|iters| (0..iters).map(|_| state.epoch(batch)).sum()),
-        );
+        group.bench_with_input(BenchmarkId::new("churn_rmat12_w1", batch), &batch, |b, &batch| {
+            b.iter_custom(|iters| (0..iters).map(|_| state.epoch(batch)).sum())
+        });
     }
     group.finish();
 }

@@ -27,7 +27,15 @@ fn bench(c: &mut Criterion) {
     for batch in [1usize, 100, 1_000] {
         group.throughput(Throughput::Elements(batch as u64));
         group.bench_with_input(BenchmarkId::new("churn_rmat11_w1", batch), &batch, |b, &batch| {
-            b.iter_custom(|iters| common::epochs_latency(&initial, batch, iters, 1, PageRank { iterations: 10, damping: 0.85, undirected: false }))
+            b.iter_custom(|iters| {
+                common::epochs_latency(
+                    &initial,
+                    batch,
+                    iters,
+                    1,
+                    PageRank { iterations: 10, damping: 0.85, undirected: false },
+                )
+            })
         });
     }
     group.finish();

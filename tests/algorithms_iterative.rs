@@ -64,9 +64,8 @@ fn run_stream(alg: Alg, undirected: bool, stream: &RandomStream, batch: usize, w
         updates,
         batch,
     };
-    let report = driver::run(RunOptions::memory(mem, workers), alg.dataflow(undirected))
-        .expect("run")
-        .expect("writer report");
+    let report =
+        driver::run(RunOptions::memory(mem, workers), alg.dataflow(undirected)).expect("run").expect("writer report");
     report.changes.expect("collected changes")
 }
 
@@ -82,23 +81,11 @@ fn rebatch(stream: &RandomStream, batch: usize) -> RandomStream {
 
 /// Asserts that `got` equals `want`: same keys, integers equal, floats within 1e-9 relative.
 fn assert_matches(alg: Alg, got: &BTreeMap<Node, u64>, want: &BTreeMap<Node, u64>, context: &str) {
-    assert_eq!(
-        got.keys().collect::<Vec<_>>(),
-        want.keys().collect::<Vec<_>>(),
-        "{}: vertex sets differ",
-        context
-    );
+    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "{}: vertex sets differ", context);
     for (v, (&g, &w)) in got.keys().zip(got.values().zip(want.values())) {
         if alg.is_float() {
             let (g, w) = (f64::from_bits(g), f64::from_bits(w));
-            assert!(
-                (g - w).abs() <= 1e-9 * w.abs(),
-                "{}: vertex {}: got {:e}, oracle {:e}",
-                context,
-                v,
-                g,
-                w
-            );
+            assert!((g - w).abs() <= 1e-9 * w.abs(), "{}: vertex {}: got {:e}, oracle {:e}", context, v, g, w);
         } else {
             assert_eq!(g, w, "{}: vertex {}: got {}, oracle {}", context, v, g, w);
         }
@@ -112,10 +99,8 @@ fn check_stream(alg: Alg, undirected: bool, stream: &RandomStream, batch: usize,
     for (epoch, counts) in edge_counts_per_epoch(stream).iter().enumerate() {
         let (vs, es) = oracle_input(&stream.vertices, counts);
         let want = alg.oracle(&vs, &es, undirected);
-        let context = format!(
-            "{} {:?} undirected={} workers={} batch={} epoch {}",
-            what, alg, undirected, workers, batch, epoch
-        );
+        let context =
+            format!("{} {:?} undirected={} workers={} batch={} epoch {}", what, alg, undirected, workers, batch, epoch);
         assert_matches(alg, &states[epoch], &want, &context);
     }
 }
@@ -196,8 +181,15 @@ fn check_handwritten(vertices: &[Node], initial: &[(Node, Node)], updates: &[Upd
 }
 
 /// The final state of a run, for spot checks of exact values.
-fn final_state(alg: Alg, undirected: bool, vertices: &[Node], initial: &[(Node, Node)], updates: &[Update]) -> BTreeMap<Node, u64> {
-    let stream = RandomStream { vertices: vertices.to_vec(), initial: initial.to_vec(), epochs: vec![updates.to_vec()] };
+fn final_state(
+    alg: Alg,
+    undirected: bool,
+    vertices: &[Node],
+    initial: &[(Node, Node)],
+    updates: &[Update],
+) -> BTreeMap<Node, u64> {
+    let stream =
+        RandomStream { vertices: vertices.to_vec(), initial: initial.to_vec(), epochs: vec![updates.to_vec()] };
     let changes = run_stream(alg, undirected, &stream, updates.len().max(1), 2);
     states_per_epoch(&changes, 1).pop().unwrap()
 }
@@ -328,10 +320,8 @@ fn values_do_not_depend_on_history() {
             let states = states_per_epoch(&changes, stream.epochs.len() as u64);
             let last = stream.epochs.len();
             for epoch in [last / 3, 2 * last / 3, last] {
-                let initial: Vec<(Node, Node)> = per_epoch[epoch]
-                    .iter()
-                    .flat_map(|(&e, &c)| std::iter::repeat_n(e, c as usize))
-                    .collect();
+                let initial: Vec<(Node, Node)> =
+                    per_epoch[epoch].iter().flat_map(|(&e, &c)| std::iter::repeat_n(e, c as usize)).collect();
                 let scratch = RandomStream { vertices: stream.vertices.clone(), initial, epochs: vec![] };
                 let fresh = states_per_epoch(&run_stream(alg, undirected, &scratch, 1, 1), 0);
                 assert_eq!(

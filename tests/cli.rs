@@ -46,10 +46,23 @@ fn run_wcc(files: &Files, tag: &str, extra: &[&str]) -> (String, String, String)
     let output = files.path(&format!("{}-output.txt", tag));
     let stats = files.path(&format!("{}-stats.json", tag));
     let mut args = vec![
-        "run", "wcc", "--graph", s(&files.path("g.e")).to_string().leak(), "--vertices",
-        s(&files.path("g.v")).to_string().leak(), "--updates", s(&files.path("u.txt")).to_string().leak(),
-        "--batch", "4", "--changes", s(&changes).to_string().leak(), "--output",
-        s(&output).to_string().leak(), "--stats", s(&stats).to_string().leak(), "-q",
+        "run",
+        "wcc",
+        "--graph",
+        s(&files.path("g.e")).to_string().leak(),
+        "--vertices",
+        s(&files.path("g.v")).to_string().leak(),
+        "--updates",
+        s(&files.path("u.txt")).to_string().leak(),
+        "--batch",
+        "4",
+        "--changes",
+        s(&changes).to_string().leak(),
+        "--output",
+        s(&output).to_string().leak(),
+        "--stats",
+        s(&stats).to_string().leak(),
+        "-q",
     ];
     args.extend_from_slice(extra);
     let out = ripples(&args);
@@ -89,7 +102,6 @@ fn changes_and_output_match_the_oracle_at_every_epoch() {
     }
 }
 
-
 #[test]
 fn one_worker_three_workers_and_two_processes_write_identical_files() {
     let files = Files::new();
@@ -107,10 +119,29 @@ fn one_worker_three_workers_and_two_processes_write_identical_files() {
         std::fs::create_dir_all(&dir).unwrap();
         let child = bin()
             .args([
-                "run", "wcc", "--graph", s(&files.path("g.e")), "--vertices", s(&files.path("g.v")),
-                "--updates", s(&files.path("u.txt")), "--batch", "4",
-                "--changes", s(&dir.join("changes.txt")), "--output", s(&dir.join("output.txt")),
-                "-q", "-w", "2", "-n", "2", "-p", &p.to_string(), "--hostfile", s(&hostfile),
+                "run",
+                "wcc",
+                "--graph",
+                s(&files.path("g.e")),
+                "--vertices",
+                s(&files.path("g.v")),
+                "--updates",
+                s(&files.path("u.txt")),
+                "--batch",
+                "4",
+                "--changes",
+                s(&dir.join("changes.txt")),
+                "--output",
+                s(&dir.join("output.txt")),
+                "-q",
+                "-w",
+                "2",
+                "-n",
+                "2",
+                "-p",
+                &p.to_string(),
+                "--hostfile",
+                s(&hostfile),
             ])
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -231,7 +262,8 @@ fn generators_write_files_the_runner_reads() {
     assert_eq!(text, std::fs::read_to_string(&again).unwrap(), "generators are deterministic");
 
     let u = files.path("u.txt");
-    let out = ripples(&["gen", "updates", "--graph", s(&g), "--count", "500", "--delete-fraction", "0.5", "--out", s(&u)]);
+    let out =
+        ripples(&["gen", "updates", "--graph", s(&g), "--count", "500", "--delete-fraction", "0.5", "--out", s(&u)]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let w = files.path("w.txt");
     let out = ripples(&["gen", "updates", "--graph", s(&g), "--count", "300", "--window", "50", "--out", s(&w)]);
@@ -267,7 +299,20 @@ fn generators_write_files_the_runner_reads() {
     }
     // Timed insertions for windowed runs: 10 lines per time unit, out of order by up to 3 units.
     let t = files.path("t.txt");
-    let out = ripples(&["gen", "updates", "--graph", s(&g), "--count", "400", "--event-times", "10", "--disorder", "3", "--out", s(&t)]);
+    let out = ripples(&[
+        "gen",
+        "updates",
+        "--graph",
+        s(&g),
+        "--count",
+        "400",
+        "--event-times",
+        "10",
+        "--disorder",
+        "3",
+        "--out",
+        s(&t),
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let timed: Vec<(u64, u64, u64)> = std::fs::read_to_string(&t)
         .unwrap()
@@ -288,10 +333,12 @@ fn generators_write_files_the_runner_reads() {
     // largest event time).
     let out_path = files.path("tw.txt");
     let stats = files.path("tw.json");
-    let out = ripples(&["run", "wcc", "--updates", s(&t), "--batch", "20", "--window", "10", "--lateness", "3"]
-        .into_iter()
-        .chain(["--output", s(&out_path), "--stats", s(&stats), "-q"])
-        .collect::<Vec<_>>());
+    let out = ripples(
+        &["run", "wcc", "--updates", s(&t), "--batch", "20", "--window", "10", "--lateness", "3"]
+            .into_iter()
+            .chain(["--output", s(&out_path), "--stats", s(&stats), "-q"])
+            .collect::<Vec<_>>(),
+    );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(std::fs::read_to_string(&stats).unwrap().contains("\"late_updates\":0"));
     let mut counts = std::collections::BTreeMap::new();
@@ -314,8 +361,22 @@ fn bench_window_systems_agree() {
     let files = Files::new();
     let json = files.path("bench.json");
     let out = ripples(&[
-        "bench", "wcc-window", "--scale", "10", "--window", "2000", "--batch", "100", "--epochs", "12", "-w", "2",
-        "--systems", "ripples-window,ripples,recompute", "--json", s(&json),
+        "bench",
+        "wcc-window",
+        "--scale",
+        "10",
+        "--window",
+        "2000",
+        "--batch",
+        "100",
+        "--epochs",
+        "12",
+        "-w",
+        "2",
+        "--systems",
+        "ripples-window,ripples,recompute",
+        "--json",
+        s(&json),
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let figures: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

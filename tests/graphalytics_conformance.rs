@@ -17,10 +17,8 @@ fn graphs_dir() -> PathBuf {
 /// Every (graph, algorithm) the dataset's properties files list.
 fn all_checks() -> BTreeSet<(String, Algorithm)> {
     let specs = discover(&graphs_dir()).unwrap();
-    let checks: BTreeSet<_> = specs
-        .iter()
-        .flat_map(|s| s.algorithms.iter().map(move |&a| (s.name.clone(), a)))
-        .collect();
+    let checks: BTreeSet<_> =
+        specs.iter().flat_map(|s| s.algorithms.iter().map(move |&a| (s.name.clone(), a))).collect();
     // 2 example graphs × 6 algorithms + 12 single-algorithm test graphs.
     assert_eq!(checks.len(), 24, "{checks:?}");
     checks
@@ -29,27 +27,16 @@ fn all_checks() -> BTreeSet<(String, Algorithm)> {
 fn describe(failed: &[&CheckResult]) -> String {
     failed
         .iter()
-        .map(|r| {
-            format!(
-                "  {} {}: {}",
-                r.graph,
-                r.algorithm,
-                r.message.as_deref().unwrap_or("?")
-            )
-        })
+        .map(|r| format!("  {} {}: {}", r.graph, r.algorithm, r.message.as_deref().unwrap_or("?")))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 fn library_conformance(workers: usize) {
     let mut seen = 0;
-    let results =
-        runner::run_checks(&graphs_dir(), &Selection::default(), workers, |_| seen += 1).unwrap();
+    let results = runner::run_checks(&graphs_dir(), &Selection::default(), workers, |_| seen += 1).unwrap();
     assert_eq!(seen, results.len());
-    let listed: BTreeSet<_> = results
-        .iter()
-        .map(|r| (r.graph.clone(), r.algorithm))
-        .collect();
+    let listed: BTreeSet<_> = results.iter().map(|r| (r.graph.clone(), r.algorithm)).collect();
     assert_eq!(listed, all_checks());
     assert_eq!(results.len(), listed.len());
     let failed: Vec<&CheckResult> = results.iter().filter(|r| !r.pass).collect();
@@ -89,11 +76,7 @@ fn library_every_graph_and_algorithm_passes_on_two_workers() {
 }
 
 fn ripples(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ripples"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
+    Command::new(env!("CARGO_BIN_EXE_ripples")).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap()
 }
 
 /// The table rows of `ripples graphalytics` output: (graph, algorithm) -> PASS / FAIL.
@@ -102,10 +85,7 @@ fn rows(stdout: &str) -> BTreeMap<(String, String), String> {
     for line in stdout.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
         if fields.len() == 6 && (fields[2] == "PASS" || fields[2] == "FAIL") {
-            let previous = rows.insert(
-                (fields[0].to_string(), fields[1].to_string()),
-                fields[2].to_string(),
-            );
+            let previous = rows.insert((fields[0].to_string(), fields[1].to_string()), fields[2].to_string());
             assert!(previous.is_none(), "row given twice: {line}\n{stdout}");
         }
     }
@@ -117,64 +97,29 @@ fn command_passes_on_the_validation_graphs() {
     let out = ripples(&["graphalytics", "tests/data/graphalytics/graphs"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    assert_eq!(out.status.code(), Some(0), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let rows = rows(&stdout);
-    let expected: BTreeMap<(String, String), String> = all_checks()
-        .into_iter()
-        .map(|(g, a)| ((g, a.name().to_string()), "PASS".to_string()))
-        .collect();
+    let expected: BTreeMap<(String, String), String> =
+        all_checks().into_iter().map(|(g, a)| ((g, a.name().to_string()), "PASS".to_string())).collect();
     assert_eq!(rows, expected, "{stdout}");
-    assert_eq!(
-        stdout.lines().last(),
-        Some("24 passed, 0 failed"),
-        "{stdout}"
-    );
+    assert_eq!(stdout.lines().last(), Some("24 passed, 0 failed"), "{stdout}");
 }
 
 #[test]
 fn command_filters_by_graph_and_algorithm_on_two_workers() {
     let out = ripples(&["graphalytics", "--algorithm", "WCC", "-w", "2"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let rows = rows(&stdout);
     let graphs: Vec<&str> = rows.keys().map(|(g, _)| g.as_str()).collect();
-    assert_eq!(
-        graphs,
-        [
-            "example-directed",
-            "example-undirected",
-            "test-wcc-directed",
-            "test-wcc-undirected"
-        ]
-    );
-    assert!(
-        rows.iter().all(|((_, a), r)| a == "wcc" && r == "PASS"),
-        "{stdout}"
-    );
+    assert_eq!(graphs, ["example-directed", "example-undirected", "test-wcc-directed", "test-wcc-undirected"]);
+    assert!(rows.iter().all(|((_, a), r)| a == "wcc" && r == "PASS"), "{stdout}");
     assert_eq!(stdout.lines().last(), Some("4 passed, 0 failed"));
 
-    let out = ripples(&[
-        "graphalytics",
-        "--graph",
-        "test-bfs-undirected",
-        "--graph",
-        "test-wcc-directed",
-    ]);
+    let out = ripples(&["graphalytics", "--graph", "test-bfs-undirected", "--graph", "test-wcc-directed"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let keys: Vec<_> = rows_keys(&stdout);
-    assert_eq!(
-        keys,
-        [("test-bfs-undirected", "bfs"), ("test-wcc-directed", "wcc")]
-    );
+    assert_eq!(keys, [("test-bfs-undirected", "bfs"), ("test-wcc-directed", "wcc")]);
 }
 
 fn rows_keys(stdout: &str) -> Vec<(&str, &str)> {
@@ -215,50 +160,25 @@ fn command_fails_on_a_corrupted_expected_output() {
     // graph has two.
     let wcc = tmp.path().join("test-wcc-directed-WCC");
     let text = std::fs::read_to_string(&wcc).unwrap();
-    let labels: BTreeSet<&str> = text
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(1))
-        .collect();
+    let labels: BTreeSet<&str> = text.lines().filter_map(|l| l.split_whitespace().nth(1)).collect();
     assert!(labels.len() > 1, "the graph must have several components");
-    let corrupted: String = text
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .map(|v| format!("{v} 1\n"))
-        .collect();
+    let corrupted: String =
+        text.lines().filter_map(|l| l.split_whitespace().next()).map(|v| format!("{v} 1\n")).collect();
     std::fs::write(&wcc, corrupted).unwrap();
 
     let dir = tmp.path().to_str().unwrap();
     let out = ripples(&["graphalytics", dir]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    assert_eq!(out.status.code(), Some(1), "stdout:\n{stdout}\nstderr:\n{stderr}");
     let rows = rows(&stdout);
     let key = |g: &str| (g.to_string(), "wcc".to_string());
-    assert_eq!(
-        rows.get(&key("test-wcc-directed")).map(String::as_str),
-        Some("FAIL"),
-        "{stdout}"
-    );
-    assert_eq!(
-        rows.get(&key("test-wcc-undirected")).map(String::as_str),
-        Some("PASS"),
-        "{stdout}"
-    );
+    assert_eq!(rows.get(&key("test-wcc-directed")).map(String::as_str), Some("FAIL"), "{stdout}");
+    assert_eq!(rows.get(&key("test-wcc-undirected")).map(String::as_str), Some("PASS"), "{stdout}");
     assert_eq!(rows.len(), 2, "{stdout}");
     // The failed row is followed by its first mismatch.
-    assert!(
-        stdout.contains("test-wcc-directed wcc: ") && stdout.contains("label"),
-        "{stdout}"
-    );
-    assert_eq!(
-        stdout.lines().last(),
-        Some("1 passed, 1 failed"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("test-wcc-directed wcc: ") && stdout.contains("label"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("1 passed, 1 failed"), "{stdout}");
     assert!(stderr.contains("1 of 2 checks failed"), "{stderr}");
 }
 
@@ -293,24 +213,15 @@ fn library_reports_deviation_and_failures_without_panicking() {
     let results = runner::run_checks(tmp.path(), &Selection::default(), 2, |_| {}).unwrap();
     assert_eq!(results.len(), 2);
     let sssp = &results[0];
-    assert_eq!(
-        (sssp.graph.as_str(), sssp.algorithm),
-        ("test-sssp-directed", Algorithm::Sssp)
-    );
+    assert_eq!((sssp.graph.as_str(), sssp.algorithm), ("test-sssp-directed", Algorithm::Sssp));
     assert!(!sssp.pass);
     let worst = sssp.worst_deviation.unwrap();
     assert!((worst - 0.001 / 1.001).abs() < 1e-9, "{worst}");
-    assert!(
-        sssp.message.as_deref().unwrap().contains("1 mismatch"),
-        "{sssp:?}"
-    );
+    assert!(sssp.message.as_deref().unwrap().contains("1 mismatch"), "{sssp:?}");
     assert!(sssp.load_seconds.is_some() && sssp.compute_seconds.is_some());
     let wcc = &results[1];
     assert!(!wcc.pass && wcc.load_seconds.is_none() && wcc.validation.is_none());
-    assert!(
-        wcc.message.as_deref().unwrap().contains("does not exist"),
-        "{wcc:?}"
-    );
+    assert!(wcc.message.as_deref().unwrap().contains("does not exist"), "{wcc:?}");
     assert_eq!(runner::summary_line(&results), "0 passed, 2 failed");
 
     // The table shows both rows as FAIL with their messages.
@@ -325,32 +236,14 @@ fn library_reports_deviation_and_failures_without_panicking() {
 #[test]
 fn dataset_errors_are_clear() {
     let tmp = tempfile::tempdir().unwrap();
-    let err = runner::plan(tmp.path(), &Selection::default())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("no Graphalytics graphs") && err.contains(tmp.path().to_str().unwrap()),
-        "{err}"
-    );
+    let err = runner::plan(tmp.path(), &Selection::default()).unwrap_err().to_string();
+    assert!(err.contains("no Graphalytics graphs") && err.contains(tmp.path().to_str().unwrap()), "{err}");
     let missing = tmp.path().join("nope");
-    let err = runner::plan(&missing, &Selection::default())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("does not exist") && err.contains("nope"),
-        "{err}"
-    );
-    let selection = Selection {
-        graphs: vec!["no-such-graph".into()],
-        algorithm: None,
-    };
-    let err = runner::plan(&graphs_dir(), &selection)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("no-such-graph") && err.contains("example-directed"),
-        "{err}"
-    );
+    let err = runner::plan(&missing, &Selection::default()).unwrap_err().to_string();
+    assert!(err.contains("does not exist") && err.contains("nope"), "{err}");
+    let selection = Selection { graphs: vec!["no-such-graph".into()], algorithm: None };
+    let err = runner::plan(&graphs_dir(), &selection).unwrap_err().to_string();
+    assert!(err.contains("no-such-graph") && err.contains("example-directed"), "{err}");
 
     let out = ripples(&["graphalytics", missing.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));

@@ -6,9 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use ripples::graphalytics::{
-    discover, format_value_f64, read_output, validate, Algorithm, GraphSpec, Validation,
-};
+use ripples::graphalytics::{discover, format_value_f64, read_output, validate, Algorithm, GraphSpec, Validation};
 use ripples::oracle::{self, WeightedEdge};
 
 fn graphs_dir() -> PathBuf {
@@ -32,14 +30,8 @@ fn load(spec: &GraphSpec) -> Graph {
         if line.is_empty() {
             continue;
         }
-        let v: u64 = line
-            .parse()
-            .unwrap_or_else(|_| panic!("{}:{}: bad vertex", spec.vertex_file.display(), i + 1));
-        assert!(
-            vertices.insert(v),
-            "{}: duplicate vertex {v}",
-            spec.vertex_file.display()
-        );
+        let v: u64 = line.parse().unwrap_or_else(|_| panic!("{}:{}: bad vertex", spec.vertex_file.display(), i + 1));
+        assert!(vertices.insert(v), "{}: duplicate vertex {v}", spec.vertex_file.display());
     }
     let etext = std::fs::read_to_string(&spec.edge_file).unwrap();
     let mut listed = Vec::new();
@@ -48,31 +40,15 @@ fn load(spec: &GraphSpec) -> Graph {
         if fields.is_empty() {
             continue;
         }
-        let bad = || {
-            format!(
-                "{}:{}: bad edge line {line:?}",
-                spec.edge_file.display(),
-                i + 1
-            )
-        };
+        let bad = || format!("{}:{}: bad edge line {line:?}", spec.edge_file.display(), i + 1);
         assert!(fields.len() == 2 || fields.len() == 3, "{}", bad());
         let src: u64 = fields[0].parse().unwrap_or_else(|_| panic!("{}", bad()));
         let dst: u64 = fields[1].parse().unwrap_or_else(|_| panic!("{}", bad()));
-        let weight: f64 = fields
-            .get(2)
-            .map_or(1.0, |w| w.parse().unwrap_or_else(|_| panic!("{}", bad())));
-        assert!(
-            vertices.contains(&src) && vertices.contains(&dst),
-            "{}: unknown vertex",
-            bad()
-        );
+        let weight: f64 = fields.get(2).map_or(1.0, |w| w.parse().unwrap_or_else(|_| panic!("{}", bad())));
+        assert!(vertices.contains(&src) && vertices.contains(&dst), "{}: unknown vertex", bad());
         listed.push((src, dst, weight));
     }
-    let edges = if spec.directed {
-        listed
-    } else {
-        oracle::symmetrize(&listed)
-    };
+    let edges = if spec.directed { listed } else { oracle::symmetrize(&listed) };
     Graph { vertices, edges }
 }
 
@@ -81,9 +57,7 @@ fn ints(m: BTreeMap<u64, u64>) -> BTreeMap<u64, String> {
 }
 
 fn floats(m: BTreeMap<u64, f64>) -> BTreeMap<u64, String> {
-    m.into_iter()
-        .map(|(v, x)| (v, format_value_f64(x)))
-        .collect()
+    m.into_iter().map(|(v, x)| (v, format_value_f64(x))).collect()
 }
 
 /// The oracle's output for `alg` on `graph` with the parameters of `spec`, as output-file text.
@@ -93,12 +67,7 @@ fn run(spec: &GraphSpec, graph: &Graph, alg: Algorithm) -> BTreeMap<u64, String>
         Algorithm::Bfs => ints(oracle::bfs(v, e, spec.bfs_source.unwrap())),
         Algorithm::Cdlp => ints(oracle::cdlp(v, e, spec.cdlp_iterations.unwrap())),
         Algorithm::Lcc => floats(oracle::lcc(v, e)),
-        Algorithm::Pr => floats(oracle::pagerank(
-            v,
-            e,
-            spec.pr_damping.unwrap(),
-            spec.pr_iterations.unwrap(),
-        )),
+        Algorithm::Pr => floats(oracle::pagerank(v, e, spec.pr_damping.unwrap(), spec.pr_iterations.unwrap())),
         Algorithm::Sssp => floats(oracle::sssp(v, e, spec.sssp_source.unwrap())),
         Algorithm::Wcc => ints(oracle::wcc(v, e)),
     }
@@ -120,12 +89,7 @@ fn oracles_pass_graphalytics_validation() {
         assert!(!spec.algorithms.is_empty(), "{}", spec.name);
         for &alg in &spec.algorithms {
             let result = check(spec, alg, &run(spec, &graph, alg));
-            eprintln!(
-                "{:<22} {:<4} {} {result}",
-                spec.name,
-                alg.expected_suffix(),
-                alg.rule()
-            );
+            eprintln!("{:<22} {:<4} {} {result}", spec.name, alg.expected_suffix(), alg.rule());
             assert!(result.vertices_checked > 0);
             if !result.pass {
                 failures.push(format!("{} {}: {result}", spec.name, alg));
@@ -137,10 +101,7 @@ fn oracles_pass_graphalytics_validation() {
     // Every algorithm was checked on a directed and an undirected graph.
     for alg in Algorithm::ALL {
         for directed in [true, false] {
-            assert!(
-                checked.contains(&(alg, directed)),
-                "{alg} directed={directed} unchecked"
-            );
+            assert!(checked.contains(&(alg, directed)), "{alg} directed={directed} unchecked");
         }
     }
 }
@@ -163,11 +124,7 @@ fn wrong_variants_fail_validation() {
         // One CDLP iteration too few.
         let cdlp_it = s.cdlp_iterations.unwrap();
         let r = check(&s, Algorithm::Cdlp, &ints(oracle::cdlp(v, e, cdlp_it - 1)));
-        assert!(
-            !r.pass,
-            "{name}: CDLP with {} iterations passed",
-            cdlp_it - 1
-        );
+        assert!(!r.pass, "{name}: CDLP with {} iterations passed", cdlp_it - 1);
         // BFS/SSSP from another source.
         let other = *v.iter().find(|&&x| Some(x) != s.bfs_source).unwrap();
         assert!(!check(&s, Algorithm::Bfs, &ints(oracle::bfs(v, e, other))).pass);
@@ -182,8 +139,7 @@ fn wrong_variants_fail_validation() {
     // test-wcc-directed, which has several components: one label for everything fails too).
     let s = spec("test-wcc-directed");
     let g = load(&s);
-    let singletons: BTreeMap<u64, String> =
-        g.vertices.iter().map(|&x| (x, x.to_string())).collect();
+    let singletons: BTreeMap<u64, String> = g.vertices.iter().map(|&x| (x, x.to_string())).collect();
     assert!(!check(&s, Algorithm::Wcc, &singletons).pass);
     let one: BTreeMap<u64, String> = g.vertices.iter().map(|&x| (x, "1".to_string())).collect();
     assert!(!check(&s, Algorithm::Wcc, &one).pass);

@@ -275,7 +275,16 @@ fn tcp_two_producers_errors_and_end() {
     let port = free_port();
     let (changes, output, stderr) = (files.path("c.txt"), files.path("o.txt"), files.path("err.txt"));
     let mut child = start_server(
-        &["--listen".into(), format!("127.0.0.1:{}", port), "--changes".into(), s(&changes), "--output".into(), s(&output), "-w".into(), "2".into()],
+        &[
+            "--listen".into(),
+            format!("127.0.0.1:{}", port),
+            "--changes".into(),
+            s(&changes),
+            "--output".into(),
+            s(&output),
+            "-w".into(),
+            "2".into(),
+        ],
         &stderr,
     );
     let (mut a, ready_a) = Producer::connect_retry(port);
@@ -294,7 +303,10 @@ fn tcp_two_producers_errors_and_end() {
                 let no = p.lines;
                 assert_eq!(
                     p.line().unwrap(),
-                    format!("error {}: \"x\" is not a vertex id (vertex ids are integers from 0 to 18446744073709551615)", no)
+                    format!(
+                        "error {}: \"x\" is not a vertex id (vertex ids are integers from 0 to 18446744073709551615)",
+                        no
+                    )
                 );
                 p.epoch(epoch, &updates);
             }
@@ -303,7 +315,10 @@ fn tcp_two_producers_errors_and_end() {
                 p.send(&epoch_text(&updates[..updates.len() / 2])).unwrap();
                 p.send("- 999 998\n").unwrap();
                 let no = p.lines;
-                assert_eq!(p.line().unwrap(), format!("error {}: cannot delete edge 999 998: no copy of it is present", no));
+                assert_eq!(
+                    p.line().unwrap(),
+                    format!("error {}: cannot delete edge 999 998: no copy of it is present", no)
+                );
                 p.epoch(epoch, &updates);
             }
             9 => {
@@ -388,8 +403,16 @@ fn epoch_ms_closes_empty_epochs_on_an_idle_stream() {
         (files.path("c.txt"), files.path("o.txt"), files.path("stats.json"), files.path("err.txt"));
     let mut child = start_server(
         &[
-            "--listen".into(), port.to_string(), "--epoch-ms".into(), "50".into(), "--changes".into(), s(&changes),
-            "--output".into(), s(&output), "--stats".into(), s(&stats),
+            "--listen".into(),
+            port.to_string(),
+            "--epoch-ms".into(),
+            "50".into(),
+            "--changes".into(),
+            s(&changes),
+            "--output".into(),
+            s(&output),
+            "--stats".into(),
+            s(&stats),
         ],
         &stderr,
     );
@@ -397,7 +420,8 @@ fn epoch_ms_closes_empty_epochs_on_an_idle_stream() {
     thread::sleep(Duration::from_millis(600));
     p.send("+ 1 2\n+ 2 3\ncommit\n").unwrap();
     let ok = p.line().unwrap();
-    let epoch: u64 = ok.strip_prefix("ok ").and_then(|e| e.parse().ok()).unwrap_or_else(|| panic!("expected ok E, got {:?}", ok));
+    let epoch: u64 =
+        ok.strip_prefix("ok ").and_then(|e| e.parse().ok()).unwrap_or_else(|| panic!("expected ok E, got {:?}", ok));
     assert!(epoch >= 4, "600 ms of 50 ms epochs should have closed a few empty epochs before, got ok {}", epoch);
     thread::sleep(Duration::from_millis(300));
     p.end();
@@ -573,8 +597,18 @@ fn crash_trial(seed: u64, epochs: &[String], extra: &[&str], reference: &(String
     let (state, changes, output) = (files.path("state"), files.path("c.txt"), files.path("o.txt"));
     let workers = if rng.gen_bool(0.3) { 2 } else { 1 };
     let args: Vec<String> = vec![
-        "--listen".into(), format!("127.0.0.1:{}", port), "--state-dir".into(), s(&state), "--snapshot-every".into(),
-        "3".into(), "--changes".into(), s(&changes), "--output".into(), s(&output), "-w".into(), workers.to_string(),
+        "--listen".into(),
+        format!("127.0.0.1:{}", port),
+        "--state-dir".into(),
+        s(&state),
+        "--snapshot-every".into(),
+        "3".into(),
+        "--changes".into(),
+        s(&changes),
+        "--output".into(),
+        s(&output),
+        "-w".into(),
+        workers.to_string(),
     ];
     let args: Vec<String> = args.into_iter().chain(extra.iter().map(|a| a.to_string())).collect();
     // 1-3 crashes, each some time after a producer moment of a random epoch.
@@ -601,7 +635,9 @@ fn crash_trial(seed: u64, epochs: &[String], extra: &[&str], reference: &(String
 
     let stderr_of = |run: usize| files.path(&format!("stderr-{}.txt", run));
     let all_stderr = |runs: usize| -> String {
-        (0..runs).map(|r| format!("--- run {} ---\n{}", r, fs::read_to_string(stderr_of(r)).unwrap_or_default())).collect()
+        (0..runs)
+            .map(|r| format!("--- run {} ---\n{}", r, fs::read_to_string(stderr_of(r)).unwrap_or_default()))
+            .collect()
     };
     let mut server = start_server(&args, &stderr_of(0));
     let mut runs = 1;
@@ -637,7 +673,9 @@ fn crash_trial(seed: u64, epochs: &[String], extra: &[&str], reference: &(String
         server.wait().unwrap();
         snapshots_seen = snapshots_seen.max(
             fs::read_dir(&state)
-                .map(|d| d.filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("snapshot-")).count())
+                .map(|d| {
+                    d.filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("snapshot-")).count()
+                })
                 .unwrap_or(0),
         );
         if rng.gen_bool(0.5) {
@@ -672,7 +710,11 @@ fn crash_trial(seed: u64, epochs: &[String], extra: &[&str], reference: &(String
             seed, plan, readies, first, c.len(), reference.0.len(), stderr
         );
     }
-    assert_eq!(o, reference.1, "seed {} (crashes {:?}): --output differs from the uninterrupted run\n{}", seed, plan, stderr);
+    assert_eq!(
+        o, reference.1,
+        "seed {} (crashes {:?}): --output differs from the uninterrupted run\n{}",
+        seed, plan, stderr
+    );
     let warnings = stderr.lines().filter(|l| l.contains("warning:")).map(|l| l.to_string()).collect();
     TrialReport { crashes: plan.len(), workers, reconnects, resent, readies, snapshots_seen, bye, warnings }
 }
@@ -693,7 +735,13 @@ fn reference_run(files: &Files, texts: &[String], batch: usize, extra: &[&str]) 
     (read(&changes), read(&output))
 }
 
-fn crash_trials(what: &str, texts: &[String], extra: &[&str], reference: &(String, String), seeds: std::ops::Range<u64>) {
+fn crash_trials(
+    what: &str,
+    texts: &[String],
+    extra: &[&str],
+    reference: &(String, String),
+    seeds: std::ops::Range<u64>,
+) {
     let started = Instant::now();
     let trials = seeds.end - seeds.start;
     let (mut crashes, mut reconnects, mut resent, mut snapshots, mut lost_byes, mut warnings) = (0, 0, 0, 0, 0, 0);
@@ -806,8 +854,14 @@ fn session(
     let port = free_port();
     let stderr = files.path(&format!("{}-stderr.txt", tag));
     let mut args: Vec<String> = vec![
-        "--listen".into(), port.to_string(), "--state-dir".into(), s(state), "--changes".into(), s(&files.path("c.txt")),
-        "--output".into(), s(&files.path("o.txt")),
+        "--listen".into(),
+        port.to_string(),
+        "--state-dir".into(),
+        s(state),
+        "--changes".into(),
+        s(&files.path("c.txt")),
+        "--output".into(),
+        s(&files.path("o.txt")),
     ];
     args.extend(extra.iter().map(|a| a.to_string()));
     let mut child = start_server(&args, &stderr);
@@ -1001,12 +1055,18 @@ fn backpressure_keeps_memory_bounded() {
     assert!(status.success(), "ripples failed: {}", err);
     assert_eq!(oks, FLIPS + 1, "every commit is acknowledged");
     // The last flip (k = FLIPS - 1, odd) re-inserted 0-5: one component labelled 0.
-    let want: String = [0, 5].iter().chain(&(10..10 + STAR).collect::<Vec<_>>()).map(|v| format!("{} 0\n", v)).collect();
+    let want: String =
+        [0, 5].iter().chain(&(10..10 + STAR).collect::<Vec<_>>()).map(|v| format!("{} 0\n", v)).collect();
     assert_eq!(read(&output), want);
 
     let paced: Vec<u64> = samples.iter().filter(|x| !x.0).map(|x| x.1).collect();
     let flood: Vec<u64> = samples.iter().filter(|x| x.0).map(|x| x.1).collect();
-    assert!(paced.len() >= 10 && flood.len() >= 10, "too few RSS samples ({} paced, {} flooding)", paced.len(), flood.len());
+    assert!(
+        paced.len() >= 10 && flood.len() >= 10,
+        "too few RSS samples ({} paced, {} flooding)",
+        paced.len(),
+        flood.len()
+    );
     let half = flood.len() / 2;
     let peak = |s: &[u64]| *s.iter().max().unwrap();
     let (steady, first, second, all) = (peak(&paced), peak(&flood[..half]), peak(&flood[half..]), peak(&flood));

@@ -15,9 +15,8 @@ fn insert_only_stream(seed: u64, vertices: usize, initial: usize, epochs: usize,
     let ids = id_pool(vertices);
     let mut pick = || ids[rng.gen_range(0..ids.len())];
     let initial: Vec<(u64, u64)> = (0..initial).map(|_| (pick(), pick())).collect();
-    let epochs: Vec<Vec<Update>> = (0..epochs)
-        .map(|_| (0..batch).map(|_| Update::insert(pick(), pick())).collect())
-        .collect();
+    let epochs: Vec<Vec<Update>> =
+        (0..epochs).map(|_| (0..batch).map(|_| Update::insert(pick(), pick())).collect()).collect();
     let vfile: Vec<u64> = ids.iter().copied().step_by(9).collect();
     RandomStream { vertices: vfile, initial, epochs }
 }
@@ -41,7 +40,11 @@ fn fast_path_equals_general_path_and_oracle() {
         for workers in [1, 2, 3] {
             let fast = driver::run(RunOptions::memory(memory(&s, batch), workers), Wcc).unwrap().unwrap();
             let fast = fast.changes.unwrap();
-            assert_eq!(fast, general, "seed {} workers {}: fast path and general path change logs differ", seed, workers);
+            assert_eq!(
+                fast, general,
+                "seed {} workers {}: fast path and general path change logs differ",
+                seed, workers
+            );
         }
         let states = states_per_epoch(&general, s.epochs.len() as u64);
         for (epoch, counts) in edge_counts_per_epoch(&s).iter().enumerate() {

@@ -193,13 +193,7 @@ fn state_text(state: &BTreeMap<Node, Node>) -> String {
 
 /// Checks a change log against the oracle at every time `t < F_final` and returns the state at
 /// `F_final - 1`.
-fn check_log(
-    changes: &str,
-    mode: Mode,
-    base: &[(Node, Node)],
-    sim: &Sim,
-    what: &str,
-) -> BTreeMap<Node, Node> {
+fn check_log(changes: &str, mode: Mode, base: &[(Node, Node)], sim: &Sim, what: &str) -> BTreeMap<Node, Node> {
     let parsed = parse_changes(changes);
     let f_final = mode.final_frontier(sim.max);
     for pair in parsed.windows(2) {
@@ -301,8 +295,7 @@ fn check_stats(stats: &str, sim: &Sim, what: &str) {
         what,
         summary
     );
-    let mut per_epoch: Vec<&serde_json::Value> =
-        lines.iter().filter(|l| l.get("summary").is_none()).collect();
+    let mut per_epoch: Vec<&serde_json::Value> = lines.iter().filter(|l| l.get("summary").is_none()).collect();
     // An epoch-0 line (the initial graph) may come first; it has nothing late.
     if per_epoch.first().is_some_and(|l| l["epoch"] == 0) {
         let zero = per_epoch.remove(0);
@@ -390,7 +383,12 @@ fn in_order_stream(seed: u64, n: usize) -> Vec<Timed> {
     (0..n)
         .map(|_| {
             clock += if rng.gen_bool(0.5) { 0 } else { rng.gen_range(1..=3) };
-            Timed { src: ids[rng.gen_range(0..ids.len())], dst: ids[rng.gen_range(0..ids.len())], weight: None, time: clock }
+            Timed {
+                src: ids[rng.gen_range(0..ids.len())],
+                dst: ids[rng.gen_range(0..ids.len())],
+                weight: None,
+                time: clock,
+            }
         })
         .collect()
 }
@@ -422,7 +420,14 @@ struct RunFiles {
 }
 
 /// `ripples run wcc` over a file with window flags; panics (with `what`) unless it succeeds.
-fn run_window(files: &Files, tag: &str, updates: &Path, graph: Option<&Path>, extra: &[String], what: &str) -> RunFiles {
+fn run_window(
+    files: &Files,
+    tag: &str,
+    updates: &Path,
+    graph: Option<&Path>,
+    extra: &[String],
+    what: &str,
+) -> RunFiles {
     let changes = files.path(&format!("{}-changes.txt", tag));
     let output = files.path(&format!("{}-output.txt", tag));
     let stats = files.path(&format!("{}-stats.json", tag));
@@ -586,10 +591,8 @@ fn one_process_and_two_processes_write_identical_files() {
     for case in [CASES[2], CASES[5]] {
         let one = check_case(&files, &case, &[], None, "1");
         let path = files.path(&format!("u{}.txt", case.seed));
-        let hosts = files.write(
-            &format!("hosts{}", case.seed),
-            &format!("127.0.0.1:{}\n127.0.0.1:{}\n", free_port(), free_port()),
-        );
+        let hosts = files
+            .write(&format!("hosts{}", case.seed), &format!("127.0.0.1:{}\n127.0.0.1:{}\n", free_port(), free_port()));
         let children: Vec<Child> = (0..2)
             .map(|p| {
                 let mut args: Vec<String> = vec!["run".into(), "wcc".into(), "-q".into(), "--updates".into(), s(&path)];
@@ -607,8 +610,18 @@ fn one_process_and_two_processes_write_identical_files() {
             assert!(out.status.success(), "{:?}: a process failed: {}", case, String::from_utf8_lossy(&out.stderr));
         }
         let tag = format!("mp{}-0", case.seed);
-        assert_eq!(one.changes, read(&files.path(&format!("{}-c.txt", tag))), "{:?}: --changes differ between 1 and 2 processes", case);
-        assert_eq!(one.output, read(&files.path(&format!("{}-o.txt", tag))), "{:?}: --output differs between 1 and 2 processes", case);
+        assert_eq!(
+            one.changes,
+            read(&files.path(&format!("{}-c.txt", tag))),
+            "{:?}: --changes differ between 1 and 2 processes",
+            case
+        );
+        assert_eq!(
+            one.output,
+            read(&files.path(&format!("{}-o.txt", tag))),
+            "{:?}: --output differs between 1 and 2 processes",
+            case
+        );
         assert!(!files.path(&format!("mp{}-1-c.txt", case.seed)).exists(), "only process 0 writes");
     }
 }
@@ -640,7 +653,11 @@ fn in_order_change_log_does_not_depend_on_batch() {
         }
         for (batch, changes, output) in &logs[1..] {
             assert_eq!(changes, &logs[0].1, "seed {} {:?}: --batch {:?} and --batch 1 logs differ", seed, mode, batch);
-            assert_eq!(output, &logs[0].2, "seed {} {:?}: --batch {:?} and --batch 1 outputs differ", seed, mode, batch);
+            assert_eq!(
+                output, &logs[0].2,
+                "seed {} {:?}: --batch {:?} and --batch 1 outputs differ",
+                seed, mode, batch
+            );
         }
     }
 }
@@ -676,14 +693,22 @@ fn late_error_fails_before_anything_is_written() {
     // Epoch 1 = lines 2, 3 (M = 11, W = 9 with lateness 2); epoch 2 = lines 5, 6: `4 5 @9` is
     // within the lateness, `3 4 @3` is late.
     let text = "# header\n1 2 @10\n2 3 @11\n\n4 5 @9\n3 4 @3\n";
-    expect_input_error(text, &["--window", "5", "--lateness", "2", "--late", "error", "--batch", "2"], &["FILE:6: late update"]);
-    expect_input_error(text, &["--tumbling", "4", "--lateness", "2", "--late", "error", "--batch", "2", "-w", "2"], &["FILE:6: late update"]);
+    expect_input_error(
+        text,
+        &["--window", "5", "--lateness", "2", "--late", "error", "--batch", "2"],
+        &["FILE:6: late update"],
+    );
+    expect_input_error(
+        text,
+        &["--tumbling", "4", "--lateness", "2", "--late", "error", "--batch", "2", "-w", "2"],
+        &["FILE:6: late update"],
+    );
 
     // The same file with `--late drop`: the late update is dropped and counted.
     let files = Files::new();
     let u = files.write("u.txt", text);
-    let updates = [(1, 2, 10), (2, 3, 11), (4, 5, 9), (3, 4, 3)]
-        .map(|(a, b, t)| Timed { src: a, dst: b, weight: None, time: t });
+    let updates =
+        [(1, 2, 10), (2, 3, 11), (4, 5, 9), (3, 4, 3)].map(|(a, b, t)| Timed { src: a, dst: b, weight: None, time: t });
     for mode in [Mode::Sliding(5), Mode::Tumbling(4)] {
         let what = format!("small file {:?} --late drop", mode);
         let mut args = mode.args();
@@ -697,7 +722,14 @@ fn late_error_fails_before_anything_is_written() {
         check_stats(&run.stats, &sim, &what);
     }
     // Default --late is drop.
-    let run = run_window(&files, "default", &u, None, &["--window", "5", "--lateness", "2", "--batch", "2"].map(String::from), "default --late");
+    let run = run_window(
+        &files,
+        "default",
+        &u,
+        None,
+        &["--window", "5", "--lateness", "2", "--batch", "2"].map(String::from),
+        "default --late",
+    );
     check_stats(&run.stats, &simulate(&updates, &[2, 2], 2), "default --late");
 
     // A late update at the very end of a long file: still nothing is written.
@@ -708,16 +740,28 @@ fn late_error_fails_before_anything_is_written() {
     // Line 1 is the comment, so update i is on line i + 2; lateness 0, batch 1: the last one is late.
     let line = long.len() + 1;
     assert!(max >= 3);
-    expect_input_error(&text, &["--window", "3", "--late", "error", "--batch", "1"], &[format!("FILE:{}: late update", line).as_str()]);
+    expect_input_error(
+        &text,
+        &["--window", "3", "--late", "error", "--batch", "1"],
+        &[format!("FILE:{}: late update", line).as_str()],
+    );
 }
 
 #[test]
 fn missing_event_time_and_deletion_are_input_errors() {
     for mode in [["--window", "4"], ["--tumbling", "4"]] {
         expect_input_error("# c\n1 2 @0\n\n2 3\n", &mode, &["FILE:4:", "missing event time"]);
-        expect_input_error("1 2 0.5\n", &[&mode[..], &["--batch", "1"][..]].concat(), &["FILE:1:", "missing event time"]);
+        expect_input_error(
+            "1 2 0.5\n",
+            &[&mode[..], &["--batch", "1"][..]].concat(),
+            &["FILE:1:", "missing event time"],
+        );
         expect_input_error("1 2 @1\n- 1 2 @2\n", &mode, &["FILE:2:", "deletion"]);
-        expect_input_error("1 2 @1\n2 3 @2\n# x\n-\t2 3 @5\n", &[&mode[..], &["--batch", "1", "-w", "2"][..]].concat(), &["FILE:4:", "deletion"]);
+        expect_input_error(
+            "1 2 @1\n2 3 @2\n# x\n-\t2 3 @5\n",
+            &[&mode[..], &["--batch", "1", "-w", "2"][..]].concat(),
+            &["FILE:4:", "deletion"],
+        );
     }
 }
 
@@ -750,7 +794,13 @@ fn static_base_is_present_at_every_time() {
     let ids = id_pool(30);
     // Base edges: some among stream vertices (they merge windowed components), some on vertices
     // the stream never uses, and a self-loop.
-    let base: Vec<(Node, Node)> = vec![(ids[1], ids[2]), (ids[3], ids[9]), (ids[0], ids[0]), (7_000_000_000, 7_000_000_001), (ids[12], 7_000_000_001)];
+    let base: Vec<(Node, Node)> = vec![
+        (ids[1], ids[2]),
+        (ids[3], ids[9]),
+        (ids[0], ids[0]),
+        (7_000_000_000, 7_000_000_001),
+        (ids[12], 7_000_000_001),
+    ];
     let g = files.write("base.e", &base.iter().map(|(a, b)| format!("{} {}\n", a, b)).collect::<String>());
     for case in [
         Case { seed: 401, mode: Mode::Sliding(4), lateness: 2, batch: Some(5), updates: 150, jitter: 4 },
@@ -853,7 +903,12 @@ fn tcp_late_lines_are_rejected_and_frontiers_advance_per_epoch() {
         for _ in 0..BATCH {
             clock += rng.gen_range(0..=2);
             let time = clock.saturating_sub(rng.gen_range(0..=LATENESS));
-            epoch.push(Timed { src: ids[rng.gen_range(0..ids.len())], dst: ids[rng.gen_range(0..ids.len())], weight: None, time });
+            epoch.push(Timed {
+                src: ids[rng.gen_range(0..ids.len())],
+                dst: ids[rng.gen_range(0..ids.len())],
+                weight: None,
+                time,
+            });
         }
         epochs.push(epoch);
     }
@@ -870,7 +925,16 @@ fn tcp_late_lines_are_rejected_and_frontiers_advance_per_epoch() {
     let mut child = bin()
         .args(["run", "wcc", "-q", "--listen", &format!("127.0.0.1:{}", port)])
         .args(mode.args())
-        .args(["--lateness", &LATENESS.to_string(), "--late", "error", "--changes", &s(&changes), "--output", &s(&output)])
+        .args([
+            "--lateness",
+            &LATENESS.to_string(),
+            "--late",
+            "error",
+            "--changes",
+            &s(&changes),
+            "--output",
+            &s(&output),
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(fs::File::create(&stderr).unwrap())
@@ -951,7 +1015,9 @@ fn tcp_late_lines_are_rejected_and_frontiers_advance_per_epoch() {
     let args: Vec<String> = mode
         .args()
         .into_iter()
-        .chain(["--lateness", &LATENESS.to_string(), "--late", "error", "--batch", &BATCH.to_string()].map(String::from))
+        .chain(
+            ["--lateness", &LATENESS.to_string(), "--late", "error", "--batch", &BATCH.to_string()].map(String::from),
+        )
         .collect();
     let run = run_window(&files, "tcp-file", &u, None, &args, &what);
     assert_eq!(run.changes, log, "{}: the TCP change log differs from a file run of the same epochs", what);
@@ -982,9 +1048,16 @@ fn tcp_restart_keeps_the_watermark_and_the_change_log() {
     for _ in 0..EPOCHS * BATCH {
         clock += rng.gen_range(0..=2);
         let time = clock.saturating_sub(rng.gen_range(0..=LATENESS));
-        all.push(Timed { src: ids[rng.gen_range(0..ids.len())], dst: ids[rng.gen_range(0..ids.len())], weight: None, time });
+        all.push(Timed {
+            src: ids[rng.gen_range(0..ids.len())],
+            dst: ids[rng.gen_range(0..ids.len())],
+            weight: None,
+            time,
+        });
     }
-    let w_after = |all: &[Timed], epochs: usize| simulate(&all[..epochs * BATCH], &vec![BATCH; epochs], LATENESS).watermarks[epochs - 1];
+    let w_after = |all: &[Timed], epochs: usize| {
+        simulate(&all[..epochs * BATCH], &vec![BATCH; epochs], LATENESS).watermarks[epochs - 1]
+    };
     let w5 = w_after(&all, 5);
     all[5 * BATCH].time = w5 - 1;
     let w10 = w_after(&all, 10);
@@ -995,8 +1068,10 @@ fn tcp_restart_keeps_the_watermark_and_the_change_log() {
 
     let files = Files::new();
     let port = free_port();
-    let (state, changes, output, stats) = (files.path("state"), files.path("c.txt"), files.path("o.txt"), files.path("s.json"));
-    let mut args: Vec<String> = vec!["run".into(), "wcc".into(), "-q".into(), "--listen".into(), format!("127.0.0.1:{}", port)];
+    let (state, changes, output, stats) =
+        (files.path("state"), files.path("c.txt"), files.path("o.txt"), files.path("s.json"));
+    let mut args: Vec<String> =
+        vec!["run".into(), "wcc".into(), "-q".into(), "--listen".into(), format!("127.0.0.1:{}", port)];
     args.extend(mode.args());
     args.extend(
         ["--lateness", &LATENESS.to_string(), "--late", "drop", "--state-dir", &s(&state), "--snapshot-every", "3"]
@@ -1013,7 +1088,15 @@ fn tcp_restart_keeps_the_watermark_and_the_change_log() {
             .expect("ripples starts")
     };
     let stderr_of = |runs: usize| -> String {
-        (0..runs).map(|r| format!("--- run {} ---\n{}", r, fs::read_to_string(files.path(&format!("err{}.txt", r))).unwrap_or_default())).collect()
+        (0..runs)
+            .map(|r| {
+                format!(
+                    "--- run {} ---\n{}",
+                    r,
+                    fs::read_to_string(files.path(&format!("err{}.txt", r))).unwrap_or_default()
+                )
+            })
+            .collect()
     };
     let text = |e: usize| -> String { epochs[e - 1].iter().enumerate().map(|(j, u)| update_line(u, j + e)).collect() };
 
@@ -1066,11 +1149,18 @@ fn tcp_restart_keeps_the_watermark_and_the_change_log() {
     // An uninterrupted file run of the same epochs writes the same files.
     let u = files.write("restart-epochs.txt", &updates_text(&all));
     let mut fargs = mode.args();
-    fargs.extend(["--lateness", &LATENESS.to_string(), "--late", "drop", "--batch", &BATCH.to_string()].map(String::from));
+    fargs.extend(
+        ["--lateness", &LATENESS.to_string(), "--late", "drop", "--batch", &BATCH.to_string()].map(String::from),
+    );
     let run = run_window(&files, "restart-file", &u, None, &fargs, &what);
     check_stats(&run.stats, &sim, &format!("{} (file run)", what));
     assert_eq!(log, run.changes, "{}: the change log after two SIGKILLs differs from an uninterrupted file run", what);
-    assert_eq!(read(&output), run.output, "{}: --output after two SIGKILLs differs from an uninterrupted file run", what);
+    assert_eq!(
+        read(&output),
+        run.output,
+        "{}: --output after two SIGKILLs differs from an uninterrupted file run",
+        what
+    );
     // The last run's summary counts the late update of its own epochs at least.
     let summary: serde_json::Value = serde_json::from_str(read(&stats).lines().last().unwrap()).unwrap();
     assert_eq!(summary["summary"], true, "{}", what);
@@ -1113,12 +1203,8 @@ fn bfs_and_cdlp_follow_the_windows_too() {
                 counts.retain(|_, n| *n != 0);
                 let got: BTreeMap<Node, u64> = counts.keys().copied().collect();
                 assert_eq!(got.len(), counts.len(), "{}: time {}: a vertex with two values", what, t);
-                let mut edges: Vec<(Node, Node, f64)> = sim
-                    .accepted
-                    .iter()
-                    .filter(|u| mode.present(u.time, t))
-                    .map(|u| (u.src, u.dst, 1.0))
-                    .collect();
+                let mut edges: Vec<(Node, Node, f64)> =
+                    sim.accepted.iter().filter(|u| mode.present(u.time, t)).map(|u| (u.src, u.dst, 1.0)).collect();
                 // BFS and CDLP see each present (src, dst) pair once.
                 edges.sort_by(|a, b| a.partial_cmp(b).unwrap());
                 edges.dedup();

@@ -9,7 +9,13 @@ use ripples::sources::stream;
 /// Loads `initial` as epoch 0, then runs `epochs` epochs of a churn stream (half insertions, half
 /// deletions of present edges) of `batch` updates each, and returns the summed latency of the
 /// update epochs (from handing each over to the output frontier passing it).
-pub fn epochs_latency<A: Algorithm>(initial: &[(u64, u64)], batch: usize, epochs: u64, workers: usize, algorithm: A) -> Duration {
+pub fn epochs_latency<A: Algorithm>(
+    initial: &[(u64, u64)],
+    batch: usize,
+    epochs: u64,
+    workers: usize,
+    algorithm: A,
+) -> Duration {
     let updates = stream::churn(initial, batch * epochs as usize, 0.5, 42);
     let mem = MemoryStream {
         vertices: vec![],

@@ -55,16 +55,8 @@ pub struct Scenario {
 }
 
 /// The scenarios `ripples bench` knows.
-pub const SCENARIOS: &[&str] = &[
-    "wcc-insert",
-    "wcc-window",
-    "bfs-churn",
-    "sssp-churn",
-    "pagerank-churn",
-    "cdlp-churn",
-    "lcc-churn",
-    "scc-churn",
-];
+pub const SCENARIOS: &[&str] =
+    &["wcc-insert", "wcc-window", "bfs-churn", "sssp-churn", "pagerank-churn", "cdlp-churn", "lcc-churn", "scc-churn"];
 
 impl Scenario {
     /// The defaults of a scenario.
@@ -175,7 +167,12 @@ fn write_state(path: &Path, state: &[(Node, String)]) -> anyhow::Result<()> {
 }
 
 /// Runs one system in this process and returns its figures (the child side of `ripples bench`).
-pub fn run_system(scenario: &Scenario, system: &str, state_out: Option<&Path>, progress: bool) -> anyhow::Result<SystemResult> {
+pub fn run_system(
+    scenario: &Scenario,
+    system: &str,
+    state_out: Option<&Path>,
+    progress: bool,
+) -> anyhow::Result<SystemResult> {
     let (initial, updates, batch, live_edges) = scenario.stream();
     reset_peak_rss();
     let baseline = metrics::memory().0;
@@ -418,7 +415,8 @@ fn recompute(
         })
     };
     let init: Vec<(u32, u32)> = initial.iter().map(|&(s, d)| (dense(s, &mut ids), dense(d, &mut ids))).collect();
-    let ups: Vec<((u32, u32), i8)> = updates.iter().map(|u| ((dense(u.src, &mut ids), dense(u.dst, &mut ids)), u.diff)).collect();
+    let ups: Vec<((u32, u32), i8)> =
+        updates.iter().map(|u| ((dense(u.src, &mut ids), dense(u.dst, &mut ids)), u.diff)).collect();
     let mut live: HashMap<(u32, u32), u64> = HashMap::new();
     for &e in &init {
         *live.entry(e).or_insert(0) += 1;
@@ -469,8 +467,13 @@ fn recompute(
             let vertices: BTreeSet<Node> = crate::oracle::vertex_set([], &edges);
             match algorithm {
                 "bfs" => crate::oracle::bfs(&vertices, &edges, source).into_iter().collect(),
-                "sssp" => crate::oracle::sssp(&vertices, &edges, source).into_iter().map(|(k, v)| (k, v.to_bits())).collect(),
-                "pagerank" => crate::oracle::pagerank(&vertices, &edges, 0.85, 10).into_iter().map(|(k, v)| (k, v.to_bits())).collect(),
+                "sssp" => {
+                    crate::oracle::sssp(&vertices, &edges, source).into_iter().map(|(k, v)| (k, v.to_bits())).collect()
+                }
+                "pagerank" => crate::oracle::pagerank(&vertices, &edges, 0.85, 10)
+                    .into_iter()
+                    .map(|(k, v)| (k, v.to_bits()))
+                    .collect(),
                 "cdlp" => crate::oracle::cdlp(&vertices, &edges, 10).into_iter().collect(),
                 "lcc" => crate::oracle::lcc(&vertices, &edges).into_iter().map(|(k, v)| (k, v.to_bits())).collect(),
                 _ => crate::oracle::scc(&vertices, &edges).into_iter().collect(),
@@ -521,8 +524,8 @@ pub fn run_bench(options: &BenchOptions) -> anyhow::Result<(Vec<SystemResult>, b
             bail!("system {} failed (exit status {})", system, out.status);
         }
         let line = String::from_utf8_lossy(&out.stdout);
-        let result: SystemResult = serde_json::from_str(line.trim())
-            .with_context(|| format!("system {} reported {:?}", system, line))?;
+        let result: SystemResult =
+            serde_json::from_str(line.trim()).with_context(|| format!("system {} reported {:?}", system, line))?;
         eprintln!(
             "ripples bench:   {:.0} updates/s, p99 {:.2} ms{}",
             result.updates_per_sec,

@@ -71,10 +71,8 @@ where
     let root = root.titled(title, ("sans-serif", 22)).map_err(err)?;
     let (left, right) = root.split_horizontally(480);
     let n = results.len().max(1);
-    let names: Vec<String> = results
-        .iter()
-        .map(|r| if r.partial { format!("{}*", r.system) } else { r.system.clone() })
-        .collect();
+    let names: Vec<String> =
+        results.iter().map(|r| if r.partial { format!("{}*", r.system) } else { r.system.clone() }).collect();
 
     // Throughput.
     let max_tp = results.iter().map(|r| r.updates_per_sec).fold(1.0, f64::max) * 3.0;
@@ -139,11 +137,6 @@ where
             .label(name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
     Ok(())
 }

@@ -78,10 +78,10 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     scenario.seed = args.seed;
     scenario.workers = args.workers;
     scenario.time_limit_secs = args.time_limit;
-    let systems: Vec<String> = args
-        .systems
-        .unwrap_or_else(|| scenario.default_systems().into_iter().map(String::from).collect());
-    let options = BenchOptions { scenario: scenario.clone(), systems, json: args.json.clone(), plot: args.plot.clone() };
+    let systems: Vec<String> =
+        args.systems.unwrap_or_else(|| scenario.default_systems().into_iter().map(String::from).collect());
+    let options =
+        BenchOptions { scenario: scenario.clone(), systems, json: args.json.clone(), plot: args.plot.clone() };
     let (results, agree) = bench::run_bench(&options).map_err(other)?;
     println!(
         "scenario {}: R-MAT scale {}, batch {}{}, {} worker(s), seed {}",
@@ -98,7 +98,10 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
         std::fs::write(path, text).map_err(|e| other(format!("cannot write {}: {}", path.display(), e)))?;
     }
     if let Some(path) = &args.plot {
-        let title = format!("ripples bench {} (scale {}, batch {}, -w {})", scenario.name, scenario.scale, scenario.batch, scenario.workers);
+        let title = format!(
+            "ripples bench {} (scale {}, batch {}, -w {})",
+            scenario.name, scenario.scale, scenario.batch, scenario.workers
+        );
         crate::bench::plot::plot(&results, &title, path).map_err(other)?;
     }
     if !agree {

@@ -41,9 +41,7 @@ pub fn demo(args: DemoArgs) -> Result<(), RunError> {
     if args.scale == 0 || args.scale > 30 {
         return Err(RunError::Input(format!("--scale must be in 1..=30, got {}", args.scale)));
     }
-    let workers = args
-        .workers
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let edges = generate::rmat(args.scale, args.edge_factor, args.seed);
     let window = args.window.min(edges.len());
     let needed = window + args.batch * args.epochs;

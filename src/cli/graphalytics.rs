@@ -38,16 +38,10 @@ pub fn graphalytics(args: GraphalyticsArgs) -> Result<(), RunError> {
     let algorithm = match args.algorithm.as_deref() {
         None => None,
         Some(a) if a.trim().eq_ignore_ascii_case("pagerank") => Some(Algorithm::Pr),
-        Some(a) => Some(
-            a.parse::<Algorithm>()
-                .map_err(|e| RunError::Input(format!("--algorithm: {:#}", e)))?,
-        ),
+        Some(a) => Some(a.parse::<Algorithm>().map_err(|e| RunError::Input(format!("--algorithm: {:#}", e)))?),
     };
     let dir = args.dir.unwrap_or_else(runner::default_dir);
-    let selection = Selection {
-        graphs: args.graph,
-        algorithm,
-    };
+    let selection = Selection { graphs: args.graph, algorithm };
     let checks = runner::plan(&dir, &selection)?;
 
     let table = Table::new(&checks);
@@ -74,11 +68,7 @@ pub fn graphalytics(args: GraphalyticsArgs) -> Result<(), RunError> {
 
     let (_, failed) = runner::tally(&results);
     if failed > 0 {
-        return Err(RunError::Other(format!(
-            "{} of {} checks failed",
-            failed,
-            results.len()
-        )));
+        return Err(RunError::Other(format!("{} of {} checks failed", failed, results.len())));
     }
     Ok(())
 }

@@ -13,11 +13,15 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::dataflow::{self, Params};
 use crate::driver::{self, FileSource, Layout, RunError, RunOptions, Source};
-use crate::sources::{generate, parse, stream};
 use crate::sources::window::{LatePolicy, WindowKind, WindowSpec};
+use crate::sources::{generate, parse, stream};
 
 #[derive(Parser, Debug)]
-#[command(name = "ripples", version, about = "Incremental graph computation on graph streams, on timely and differential dataflow")]
+#[command(
+    name = "ripples",
+    version,
+    about = "Incremental graph computation on graph streams, on timely and differential dataflow"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -256,7 +260,10 @@ pub fn run_job<A: dataflow::Algorithm>(job: &JobArgs, algorithm: A) -> Result<Op
 }
 
 /// Runs several algorithms over one stream, sharing the input's arrangements (`--output-dir`).
-pub fn run_jobs(job: &JobArgs, algorithms: Vec<Box<dyn dataflow::Algorithm>>) -> Result<Option<driver::RunReport>, RunError> {
+pub fn run_jobs(
+    job: &JobArgs,
+    algorithms: Vec<Box<dyn dataflow::Algorithm>>,
+) -> Result<Option<driver::RunReport>, RunError> {
     job.check()?;
     if job.is_live() && job.vertices.is_some() {
         return Err(RunError::Input("--vertices is not supported with live input".into()));
@@ -392,12 +399,8 @@ pub fn dispatch(cli: Cli) -> Result<(), RunError> {
 }
 
 fn run(args: RunArgs) -> Result<(), RunError> {
-    let params = Params {
-        source: args.source,
-        undirected: args.undirected,
-        iterations: args.iterations,
-        damping: args.damping,
-    };
+    let params =
+        Params { source: args.source, undirected: args.undirected, iterations: args.iterations, damping: args.damping };
     let mut algorithms = Vec::new();
     for name in args.algorithm.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         algorithms.push(dataflow::by_name(name, &params).map_err(|e| RunError::Input(format!("{:#}", e)))?);
@@ -459,7 +462,8 @@ fn gen(command: GenCommand) -> Result<(), RunError> {
                     stream::churn(&pairs, count, p, seed)
                 }
             };
-            parse::write_updates(&out, &updates).map_err(|e| other(format!("cannot write {}: {}", out.display(), e)))?;
+            parse::write_updates(&out, &updates)
+                .map_err(|e| other(format!("cannot write {}: {}", out.display(), e)))?;
             eprintln!("ripples: wrote {} updates to {}", updates.len(), out.display());
         }
     }

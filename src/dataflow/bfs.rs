@@ -73,10 +73,7 @@ pub fn bfs<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> ResultC
         let backward = (undirected && s != d).then_some((d, (s, ())));
         forward.into_iter().chain(backward)
     });
-    let roots = vertices
-        .clone()
-        .filter(move |v| *v == source)
-        .map(|v| (v, 0u64));
+    let roots = vertices.clone().filter(move |v| *v == source).map(|v| (v, 0u64));
     // Round `i` holds the vertices within `i` hops already: no priority needed.
     let distances = min_distances(edges, roots, |d: &u64, _: &()| d + 1, |_| 0);
     with_default(vertices, distances, BFS_UNREACHABLE)
@@ -113,17 +110,12 @@ where
     outer.scoped::<Product<Time, usize>, _, _>("MinDistances", |scope| {
         let edges = edges.enter(scope);
         let roots = roots.enter(scope);
-        let (proposals_bind, proposals) =
-            Variable::new(scope, Product::new(Default::default(), 1usize));
-        let distances = proposals
-            .concat(roots)
-            .reduce_abelian::<_, ValBuilder<_, _, _, _>, ValSpine<_, _, _, _>>(
-                "MinDistance",
-                |_vertex, input, output| output.push((input[0].0.clone(), 1)),
-            );
-        let next = distances
-            .clone()
-            .join_core(edges, move |_src, d, (dst, e)| Some((*dst, extend(d, e))));
+        let (proposals_bind, proposals) = Variable::new(scope, Product::new(Default::default(), 1usize));
+        let distances = proposals.concat(roots).reduce_abelian::<_, ValBuilder<_, _, _, _>, ValSpine<_, _, _, _>>(
+            "MinDistance",
+            |_vertex, input, output| output.push((input[0].0.clone(), 1)),
+        );
+        let next = distances.clone().join_core(edges, move |_src, d, (dst, e)| Some((*dst, extend(d, e))));
         // Delay each proposal to its priority round. Only the records' times move forward (as in
         // `enter_at`); the stream's capabilities stay at or before them, which timely allows.
         let next = next
@@ -146,7 +138,5 @@ pub fn with_default<'a>(
     values: ResultCollection<'a>,
     default: u64,
 ) -> ResultCollection<'a> {
-    values
-        .concat(vertices.map(move |v| (v, default)))
-        .reduce(|_vertex, input, output| output.push((*input[0].0, 1)))
+    values.concat(vertices.map(move |v| (v, default))).reduce(|_vertex, input, output| output.push((*input[0].0, 1)))
 }

@@ -65,32 +65,23 @@ pub fn cdlp<'a>(input: GraphInput<'a>, iterations: u32, undirected: bool) -> Res
     let arcs = input.edge_set(undirected).filter(|(s, d)| s != d);
     // `(u, v)`: the label of `u` counts at `v`. An arc `s -> d` puts `s` in `Nin(d)` and `d` in
     // `Nout(s)`. Undirected arcs are already symmetric: one record per neighbour suffices.
-    let counted = if undirected {
-        arcs
-    } else {
-        arcs.clone().concat(arcs.map(|(s, d)| (d, s)))
-    };
+    let counted = if undirected { arcs } else { arcs.clone().concat(arcs.map(|(s, d)| (d, s))) };
     let active = counted.clone().map(|(u, _)| u).distinct();
     let counted: Arranged<'a, TraceAgent<ValSpine<Node, Node, Time, Diff>>> = counted.arrange_by_key();
-    let isolated = vertices
-        .map(|v| (v, ()))
-        .antijoin(active.clone())
-        .map(|(v, ())| (v, v));
+    let isolated = vertices.map(|v| (v, ())).antijoin(active.clone()).map(|(v, ())| (v, v));
 
     let mut labels = active.map(|v| (v, v));
     for _ in 0..iterations {
-        labels = labels
-            .join_core(counted.clone(), |_u, label, v| Some((*v, *label)))
-            .reduce(|_v, input, output| {
-                // Sorted by label: keep the first of the largest counts.
-                let mut best = &input[0];
-                for entry in &input[1..] {
-                    if entry.1 > best.1 {
-                        best = entry;
-                    }
+        labels = labels.join_core(counted.clone(), |_u, label, v| Some((*v, *label))).reduce(|_v, input, output| {
+            // Sorted by label: keep the first of the largest counts.
+            let mut best = &input[0];
+            for entry in &input[1..] {
+                if entry.1 > best.1 {
+                    best = entry;
                 }
-                output.push((*best.0, 1));
-            });
+            }
+            output.push((*best.0, 1));
+        });
     }
     labels.concat(isolated)
 }

@@ -74,48 +74,36 @@ pub fn lcc<'a>(input: GraphInput<'a>, undirected: bool) -> ResultCollection<'a> 
     let arcs = input.edge_set(undirected).filter(|(s, d)| s != d);
     // `((a, b), c)`, a < b: the undirected pair and how many of its two arcs are present.
     let pairs = arcs.map(|(s, d)| (s.min(d), s.max(d))).count();
-    let degree: Arr<'a, Node, Diff> = pairs
-        .clone()
-        .flat_map(|((a, b), _)| [a, b])
-        .count()
-        .arrange_by_key();
+    let degree: Arr<'a, Node, Diff> = pairs.clone().flat_map(|((a, b), _)| [a, b]).count().arrange_by_key();
     // Orient every pair from the smaller (degree, id) to the larger: `(x, (y, c))`.
     let oriented: Arr<'a, Node, (Node, Diff)> = pairs
         .clone()
         .map(|((a, b), c)| (a, (b, c)))
         .join_core(degree.clone(), |a, &(b, c), da| Some((b, (*a, c, *da))))
-        .join_core(degree, |b, &(a, c, da), db| {
-            Some(if (da, a) < (*db, *b) { (a, (*b, c)) } else { (*b, (a, c)) })
-        })
+        .join_core(degree, |b, &(a, c, da), db| Some(if (da, a) < (*db, *b) { (a, (*b, c)) } else { (*b, (a, c)) }))
         .arrange_by_key();
     // Wedges `x -> y, x -> z` with y < z, keyed by the closing pair.
-    let wedges = oriented
-        .clone()
-        .join_core(oriented, |x, &(y, cxy), &(z, cxz)| (y < z).then_some(((y, z), (*x, cxy, cxz))));
+    let wedges =
+        oriented.clone().join_core(oriented, |x, &(y, cxy), &(z, cxz)| (y < z).then_some(((y, z), (*x, cxy, cxz))));
     let pairs: Arr<'a, (Node, Node), Diff> = pairs.arrange_by_key();
     // Every triangle gives each corner the arc count of the opposite pair.
     let links = wedges
         .join_core(pairs.clone(), |&(y, z), &(x, cxy, cxz), cyz| [(x, *cyz), (y, cxz), (z, cxy)])
         .explode(|(v, c)| Some(((v, LINKS), c)));
-    let degrees = pairs
-        .as_collection(|&(a, b), _| (a, b))
-        .flat_map(|(a, b)| [(a, DEGREE), (b, DEGREE)]);
+    let degrees = pairs.as_collection(|&(a, b), _| (a, b)).flat_map(|(a, b)| [(a, DEGREE), (b, DEGREE)]);
     let members = vertices.map(|v| (v, MEMBER));
-    links
-        .concat(degrees)
-        .concat(members)
-        .reduce(|_v, input, output| {
-            let (mut d, mut links, mut member) = (0, 0, false);
-            for &(tag, count) in input {
-                match *tag {
-                    DEGREE => d = count,
-                    LINKS => links = count,
-                    _ => member = true,
-                }
+    links.concat(degrees).concat(members).reduce(|_v, input, output| {
+        let (mut d, mut links, mut member) = (0, 0, false);
+        for &(tag, count) in input {
+            match *tag {
+                DEGREE => d = count,
+                LINKS => links = count,
+                _ => member = true,
             }
-            if member {
-                let value = if d <= 1 { 0.0 } else { links as f64 / (d as f64 * (d as f64 - 1.0)) };
-                output.push((value.to_bits(), 1));
-            }
-        })
+        }
+        if member {
+            let value = if d <= 1 { 0.0 } else { links as f64 / (d as f64 * (d as f64 - 1.0)) };
+            output.push((value.to_bits(), 1));
+        }
+    })
 }

@@ -88,11 +88,7 @@ impl<'a> GraphInput<'a> {
             return c.clone();
         }
         let edges = self.edges.clone().map(|(s, d, _)| (s, d));
-        let edges = if undirected {
-            edges.clone().concat(edges.map(|(s, d)| (d, s)))
-        } else {
-            edges
-        };
+        let edges = if undirected { edges.clone().concat(edges.map(|(s, d)| (d, s))) } else { edges };
         let set = edges.distinct();
         self.shared.borrow_mut().edge_set[undirected as usize] = Some(set.clone());
         set
@@ -103,11 +99,7 @@ impl<'a> GraphInput<'a> {
     /// smallest bit pattern is the smallest weight.
     pub fn weighted_edge_set(&self, undirected: bool) -> VecCollection<'a, Time, ((Node, Node), u64), Diff> {
         let edges = self.edges.clone().map(|(s, d, w)| ((s, d), w));
-        let edges = if undirected {
-            edges.clone().concat(edges.map(|((s, d), w)| ((d, s), w)))
-        } else {
-            edges
-        };
+        let edges = if undirected { edges.clone().concat(edges.map(|((s, d), w)| ((d, s), w))) } else { edges };
         edges.reduce(|_key, input, output| output.push((*input[0].0, 1)))
     }
 
@@ -116,12 +108,7 @@ impl<'a> GraphInput<'a> {
         if let Some(c) = &self.shared.borrow().vertex_set {
             return c.clone();
         }
-        let set = self
-            .edges
-            .clone()
-            .flat_map(|(s, d, _)| [s, d])
-            .concat(self.vertices.clone())
-            .distinct();
+        let set = self.edges.clone().flat_map(|(s, d, _)| [s, d]).concat(self.vertices.clone()).distinct();
         self.shared.borrow_mut().vertex_set = Some(set.clone());
         set
     }
@@ -231,11 +218,7 @@ pub struct Params {
 
 /// Looks up a built-in algorithm by name.
 pub fn by_name(name: &str, params: &Params) -> anyhow::Result<Box<dyn Algorithm>> {
-    let source = || {
-        params
-            .source
-            .ok_or_else(|| anyhow::anyhow!("{} needs a source vertex (--source S)", name))
-    };
+    let source = || params.source.ok_or_else(|| anyhow::anyhow!("{} needs a source vertex (--source S)", name));
     let iterations = params.iterations.unwrap_or(10);
     match name {
         "wcc" => Ok(Box::new(wcc::Wcc)),
@@ -252,11 +235,7 @@ pub fn by_name(name: &str, params: &Params) -> anyhow::Result<Box<dyn Algorithm>
         }
         "cdlp" => Ok(Box::new(cdlp::Cdlp { iterations, undirected: params.undirected })),
         "lcc" => Ok(Box::new(lcc::Lcc { undirected: params.undirected })),
-        other => anyhow::bail!(
-            "unknown algorithm '{}' (known: {})",
-            other,
-            ALGORITHMS.join(", ")
-        ),
+        other => anyhow::bail!("unknown algorithm '{}' (known: {})", other, ALGORITHMS.join(", ")),
     }
 }
 

@@ -55,8 +55,8 @@
 //! dataflow saves over recomputation is in batching and in avoiding re-sorting the graph, not
 //! in confining an update's effect.
 
-use differential_dataflow::trace::implementations::{KeySpine, ValSpine};
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
+use differential_dataflow::trace::implementations::{KeySpine, ValSpine};
 use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
 use timely::dataflow::operators::vec::Map;
 
@@ -108,9 +108,7 @@ where
     F: Fn(&X, &G) -> u64 + 'static,
 {
     let global = global.flat_map(|((), g)| (0..BUCKETS).map(move |b| (b, g.clone())));
-    per_vertex
-        .map(|(v, x)| (bucket(v), (v, x)))
-        .join_map(global, move |_b, (v, x), g| (*v, f(x, g)))
+    per_vertex.map(|(v, x)| (bucket(v), (v, x))).join_map(global, move |_b, (v, x), g| (*v, f(x, g)))
 }
 
 type Arr<'a, K, V> = Arranged<'a, TraceAgent<ValSpine<K, V, Time, Diff>>>;
@@ -135,10 +133,13 @@ fn weighted<'a, D: ExchangeData>(
     collection: VecCollection<'a, Time, D, Diff>,
     weight: impl Fn(&D) -> i128 + 'static,
 ) -> VecCollection<'a, Time, D, i128> {
-    collection.inner.map(move |(d, t, r)| {
-        let w = weight(&d) * r as i128;
-        (d, t, w)
-    }).as_collection()
+    collection
+        .inner
+        .map(move |(d, t, r)| {
+            let w = weight(&d) * r as i128;
+            (d, t, w)
+        })
+        .as_collection()
 }
 
 /// Builds the PageRank dataflow: `(vertex, PR_iterations(vertex) as f64 bits)` for every vertex
@@ -149,15 +150,10 @@ pub fn pagerank<'a>(input: GraphInput<'a>, iterations: u32, damping: f64, undire
 
     // Shared, graph-only state.
     let outdeg: Arr<'a, Node, Diff> = arcs.clone().map(|(s, _)| s).count().arrange_by_key();
-    let by_src: Arranged<'a, TraceAgent<ValSpine<Node, Node, Time, i128>>> =
-        weighted(arcs, |_| 1).arrange_by_key();
+    let by_src: Arranged<'a, TraceAgent<ValSpine<Node, Node, Time, i128>>> = weighted(arcs, |_| 1).arrange_by_key();
     let has_out = outdeg.clone().as_collection(|u, _| *u);
-    let sinks: KeyArr<'a, Node> = vertices
-        .clone()
-        .map(|v| (v, ()))
-        .antijoin(has_out)
-        .map(|(v, ())| v)
-        .arrange_by_self();
+    let sinks: KeyArr<'a, Node> =
+        vertices.clone().map(|v| (v, ())).antijoin(has_out).map(|(v, ())| v).arrange_by_self();
     // One unit for every vertex, so that every vertex has a (nonzero) incoming accumulator.
     let unit = weighted(vertices.clone(), |_| 1);
     let n = vertices.clone().map(|_| ()).count();
@@ -170,9 +166,9 @@ pub fn pagerank<'a>(input: GraphInput<'a>, iterations: u32, damping: f64, undire
         let ranks_arr: Arr<'a, Node, u64> = ranks.arrange_by_key();
         // `(u, ())` with multiplicity `PR(u)/|Nout(u)|` in fixed point.
         let shares = weighted(
-            ranks_arr.clone().join_core(outdeg.clone(), |u, r, deg| {
-                Some(((*u, ()), to_fixed(f64::from_bits(*r)) / *deg as i128))
-            }),
+            ranks_arr
+                .clone()
+                .join_core(outdeg.clone(), |u, r, deg| Some(((*u, ()), to_fixed(f64::from_bits(*r)) / *deg as i128))),
             |&(_, share)| share,
         )
         .map(|(u, _)| u);

@@ -79,10 +79,7 @@ pub fn sssp<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> Result
         let backward = (undirected && s != d).then_some((d, (s, w)));
         forward.into_iter().chain(backward)
     });
-    let roots = vertices
-        .clone()
-        .filter(move |v| *v == source)
-        .map(|v| (v, 0.0f64.to_bits()));
+    let roots = vertices.clone().filter(move |v| *v == source).map(|v| (v, 0.0f64.to_bits()));
     let distances = min_distances(
         edges,
         roots,

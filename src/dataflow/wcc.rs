@@ -105,7 +105,10 @@ impl<D> TimeStash<D> {
         self.pending.entry(time).or_insert_with(|| (cap.delayed(&time, 0), Vec::new())).1.push(record);
     }
     /// Stashed times the frontier has reached (`<=` its least element), in order.
-    fn ready(&mut self, frontier: &timely::progress::frontier::MutableAntichain<Time>) -> Vec<(Capability<Time>, Vec<D>)> {
+    fn ready(
+        &mut self,
+        frontier: &timely::progress::frontier::MutableAntichain<Time>,
+    ) -> Vec<(Capability<Time>, Vec<D>)> {
         let least = frontier.frontier().iter().min().copied();
         let mut out = Vec::new();
         while let Some((&t, _)) = self.pending.first_key_value() {
@@ -142,57 +145,59 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
 
     // Stage 1: each worker's own share (no exchange). A record (s, d) is forwarded iff it joins
     // two local components; a new vertex only appears on its own, as (v, v), for a self-loop.
-    let forest = input.edges.inner.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Summary>>, _, _, _>(
-        Pipeline,
-        "WccLocalForest",
-        |_capability, _info| {
-            let mut stash: TimeStash<(Edge, Time, Diff)> = TimeStash::new();
-            let mut uf = HashUnionFind::new();
-            let mut early: Vec<(Edge, Time, Diff)> = Vec::new();
-            move |(input, frontier), output| {
-                let mut process = |cap: &Capability<Time>, records: &mut dyn Iterator<Item = (Edge, Time, Diff)>| {
-                    let t = *cap.time();
-                    let mut session = output.session(cap);
-                    for ((s, d, _w), _time, diff) in records {
-                        assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
-                        let (is_, new_s) = uf.index(s);
-                        if s == d {
-                            if new_s {
-                                session.give(((s, s), t, 1));
+    let forest =
+        input.edges.inner.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Summary>>, _, _, _>(
+            Pipeline,
+            "WccLocalForest",
+            |_capability, _info| {
+                let mut stash: TimeStash<(Edge, Time, Diff)> = TimeStash::new();
+                let mut uf = HashUnionFind::new();
+                let mut early: Vec<(Edge, Time, Diff)> = Vec::new();
+                move |(input, frontier), output| {
+                    let mut process =
+                        |cap: &Capability<Time>, records: &mut dyn Iterator<Item = (Edge, Time, Diff)>| {
+                            let t = *cap.time();
+                            let mut session = output.session(cap);
+                            for ((s, d, _w), _time, diff) in records {
+                                assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
+                                let (is_, new_s) = uf.index(s);
+                                if s == d {
+                                    if new_s {
+                                        session.give(((s, s), t, 1));
+                                    }
+                                } else {
+                                    let (id, _) = uf.index(d);
+                                    if uf.union_indices(is_, id) {
+                                        session.give(((s, d), t, 1));
+                                    }
+                                }
                             }
-                        } else {
-                            let (id, _) = uf.index(d);
-                            if uf.union_indices(is_, id) {
-                                session.give(((s, d), t, 1));
+                        };
+                    for (cap, records) in stash.ready(frontier) {
+                        process(&cap, &mut records.into_iter());
+                    }
+                    let now = frontier_time(frontier);
+                    input.for_each(|cap, data| {
+                        early.clear();
+                        let mut current = Vec::new();
+                        for record in data.drain(..) {
+                            if Some(record.1) == now {
+                                current.push(record);
+                            } else {
+                                early.push(record);
                             }
                         }
-                    }
-                };
-                for (cap, records) in stash.ready(frontier) {
-                    process(&cap, &mut records.into_iter());
+                        if !current.is_empty() {
+                            let c = cap.delayed(&current[0].1, 0);
+                            process(&c, &mut current.into_iter());
+                        }
+                        for record in early.drain(..) {
+                            stash.stash(&cap, record.1, record);
+                        }
+                    });
                 }
-                let now = frontier_time(frontier);
-                input.for_each(|cap, data| {
-                    early.clear();
-                    let mut current = Vec::new();
-                    for record in data.drain(..) {
-                        if Some(record.1) == now {
-                            current.push(record);
-                        } else {
-                            early.push(record);
-                        }
-                    }
-                    if !current.is_empty() {
-                        let c = cap.delayed(&current[0].1, 0);
-                        process(&c, &mut current.into_iter());
-                    }
-                    for record in early.drain(..) {
-                        stash.stash(&cap, record.1, record);
-                    }
-                });
-            }
-        },
-    );
+            },
+        );
 
     // Vertex-file vertices join the summaries as (v, v).
     let vertices = input.vertices.map(|v| (v, v)).inner;
@@ -267,4 +272,3 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
         )
         .as_collection()
 }
-

@@ -26,8 +26,8 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use differential_dataflow::AsCollection;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
-use timely::dataflow::operators::{Capability, Concat};
 use timely::dataflow::operators::vec::Map;
+use timely::dataflow::operators::{Capability, Concat};
 
 use super::link_cut::LinkCut;
 use super::{GraphInput, ResultCollection};
@@ -272,7 +272,8 @@ impl WindowForest {
     /// smallest id takes the other's.
     fn merge(&mut self, va: usize, vb: usize) {
         let (ca, cb) = (self.vertices[va].component, self.vertices[vb].component);
-        let (min_a, min_b) = (*self.components[ca].first().expect("member"), *self.components[cb].first().expect("member"));
+        let (min_a, min_b) =
+            (*self.components[ca].first().expect("member"), *self.components[cb].first().expect("member"));
         // Relabelled: every member of the side whose smallest id is larger.
         let relabelled = if min_a < min_b { cb } else { ca };
         let members: Vec<Node> = self.components[relabelled].iter().copied().collect();
@@ -396,7 +397,11 @@ pub fn wcc_window<'a>(input: GraphInput<'a>, span: Time) -> ResultCollection<'a>
                 move |(input, frontier), output| {
                     input.for_each(|cap, data| {
                         for record in data.drain(..) {
-                            pending.entry(record.1).or_insert_with(|| (cap.delayed(&record.1, 0), Vec::new())).1.push(record);
+                            pending
+                                .entry(record.1)
+                                .or_insert_with(|| (cap.delayed(&record.1, 0), Vec::new()))
+                                .1
+                                .push(record);
                         }
                     });
                     // Times the frontier has passed are complete: apply them in order.
@@ -469,7 +474,11 @@ mod tests {
                     if d > 0 {
                         assert!(state.insert(v, l).is_none(), "seed {seed} t {t}: {v} has two labels");
                     } else {
-                        assert_eq!(state.remove(&v), Some(l), "seed {seed} t {t}: retraction of a label {v} does not have");
+                        assert_eq!(
+                            state.remove(&v),
+                            Some(l),
+                            "seed {seed} t {t}: retraction of a label {v} does not have"
+                        );
                     }
                 }
                 let edges: Vec<(Node, Node, f64)> =

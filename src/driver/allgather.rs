@@ -24,10 +24,7 @@ where
     let sink = gathered.clone();
     let (mut input, probe) = worker.dataflow::<u64, _, _>(move |scope| {
         let (input, stream) = scope.new_input::<(usize, V)>();
-        let (probe, _stream) = stream
-            .broadcast()
-            .inspect(move |x| sink.borrow_mut().push(x.clone()))
-            .probe();
+        let (probe, _stream) = stream.broadcast().inspect(move |x| sink.borrow_mut().push(x.clone())).probe();
         (input, probe)
     });
     input.send((index, value));

@@ -201,11 +201,7 @@ struct LocalReport {
 
 fn failure(order: u8, e: SourceError) -> InputFailure {
     match &e {
-        SourceError::Input(input) => InputFailure {
-            exit_code: 2,
-            order: (order, input.line),
-            message: e.to_string(),
-        },
+        SourceError::Input(input) => InputFailure { exit_code: 2, order: (order, input.line), message: e.to_string() },
         _ => InputFailure { exit_code: 1, order: (order, 0), message: e.to_string() },
     }
 }
@@ -245,12 +241,7 @@ pub fn load(
             if let Some(path) = &files.graph {
                 bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
                 match read_edges_range(path, index, peers) {
-                    Ok(edges) => {
-                        share.initial = edges
-                            .into_iter()
-                            .map(|(s, d, w)| (s, d, weight_bits(w)))
-                            .collect()
-                    }
+                    Ok(edges) => share.initial = edges.into_iter().map(|(s, d, w)| (s, d, weight_bits(w))).collect(),
                     Err(e) => error = Some(failure(0, e)),
                 }
             }
@@ -333,11 +324,7 @@ pub fn load(
         }
     }
     if matches!(batch, Some(0)) {
-        error = Some(InputFailure {
-            exit_code: 1,
-            order: (0, 0),
-            message: "--batch must be at least 1".to_string(),
-        });
+        error = Some(InputFailure { exit_code: 1, order: (0, 0), message: "--batch must be at least 1".to_string() });
     }
 
     // 2. Multiplicities of deleted edges in this worker's share of the initial graph.
@@ -481,7 +468,8 @@ pub fn load(
     share.index = index;
     share.peers = peers;
     if share.bounds.is_empty() && first_batch.is_some() {
-        share.bounds = std::iter::once(0).chain(epoch_ranges(share.all().len(), first_batch, batch).map(|r| r.end)).collect();
+        share.bounds =
+            std::iter::once(0).chain(epoch_ranges(share.all().len(), first_batch, batch).map(|r| r.end)).collect();
     }
     let epoch_updates: Vec<u64> = (1..=share.epochs()).map(|e| share.epoch_range(e).len() as u64).collect();
     let facts = InputFacts {

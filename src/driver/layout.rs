@@ -81,18 +81,15 @@ impl Layout {
 
 /// Reads a hostfile: one `host:port` per line; blank lines and `#` comments skipped.
 pub fn read_hostfile(path: &Path) -> anyhow::Result<Vec<String>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read hostfile {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read hostfile {}", path.display()))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let ok = line
-            .rsplit_once(':')
-            .map(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok())
-            .unwrap_or(false);
+        let ok =
+            line.rsplit_once(':').map(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok()).unwrap_or(false);
         if !ok {
             bail!("{}:{}: expected host:port, found '{}'", path.display(), i + 1, line);
         }

@@ -55,8 +55,7 @@ impl LatencySummary {
         if latencies_ms.is_empty() {
             return LatencySummary::default();
         }
-        let mut h = Histogram::<u64>::new_with_bounds(1, 24 * 3_600_000_000, 3)
-            .expect("valid histogram bounds");
+        let mut h = Histogram::<u64>::new_with_bounds(1, 24 * 3_600_000_000, 3).expect("valid histogram bounds");
         let mut sum = 0.0;
         let mut max: f64 = 0.0;
         for &l in latencies_ms {

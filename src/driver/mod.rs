@@ -204,8 +204,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
             let mut cfg = cfg.clone();
             cfg.workers = options.layout.workers;
             cfg.window = options.window;
-            let handle = crate::live::reader::start(cfg.clone())
-                .map_err(|e| RunError::Other(format!("{:#}", e)))?;
+            let handle = crate::live::reader::start(cfg.clone()).map_err(|e| RunError::Other(format!("{:#}", e)))?;
             for w in &handle.warnings {
                 eprintln!("ripples: warning: {}", w);
             }
@@ -229,8 +228,9 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     };
     let options = Arc::new(options);
     let live_for_workers = live.clone();
-    let guards = timely::execute(config, move |worker| run_worker(worker, &options, &algorithm, live_for_workers.as_deref()))
-        .map_err(|e| RunError::Other(format!("cannot start workers: {}", e)))?;
+    let guards =
+        timely::execute(config, move |worker| run_worker(worker, &options, &algorithm, live_for_workers.as_deref()))
+            .map_err(|e| RunError::Other(format!("cannot start workers: {}", e)))?;
     let mut report = None;
     let mut failure = None;
     for result in guards.join() {
@@ -576,7 +576,8 @@ fn run_worker(
     let mut expiries = Expiries::default();
     if let Some(live) = live {
         // Live input (process 0): every local worker receives every epoch and feeds its slice.
-        let receiver = live.receivers.lock().map_err(|_| RunError::Other("poisoned".into()))?[worker.index() % options.layout.workers]
+        let receiver = live.receivers.lock().map_err(|_| RunError::Other("poisoned".into()))?
+            [worker.index() % options.layout.workers]
             .take()
             .ok_or_else(|| RunError::Other("live input receiver taken twice".into()))?;
         let (local, locals) = (worker.index() % options.layout.workers, options.layout.workers);
@@ -602,15 +603,19 @@ fn run_worker(
             };
             // Epochs whose changes are already in the change log (a restart's replay) are fed
             // back to back without waiting for each: their output only rebuilds the state.
-            let is_replay = batch
-                .as_ref()
-                .map(|b| live.written_through.map(|w| b.epoch <= w).unwrap_or(false))
-                .unwrap_or(false);
+            let is_replay =
+                batch.as_ref().map(|b| live.written_through.map(|w| b.epoch <= w).unwrap_or(false)).unwrap_or(false);
             if !is_replay {
                 if let Some((last, updates, started)) = replay.take() {
                     let (until, event) = target(&clock, last, 0);
                     if let Some(spec) = &window {
-                        expiries.replay(&mut edges_in, spec, std::mem::take(&mut replayed), until, edge_lifetime.is_some());
+                        expiries.replay(
+                            &mut edges_in,
+                            spec,
+                            std::mem::take(&mut replayed),
+                            until,
+                            edge_lifetime.is_some(),
+                        );
                     }
                     expiries.advance(&mut edges_in, until);
                     edges_in.flush();
@@ -740,14 +745,23 @@ fn run_worker(
                 w.epoch(&buffers, epoch, updates, latency, epoch == 0, event)?;
             }
             // Every worker decides on its own clock; they are in step at epoch boundaries.
-            let out_of_time = options.time_limit.map(|limit| epoch > 0 && update_seconds >= limit.as_secs_f64()).unwrap_or(false);
+            let out_of_time =
+                options.time_limit.map(|limit| epoch > 0 && update_seconds >= limit.as_secs_f64()).unwrap_or(false);
             if out_of_time {
                 partial = true;
                 break;
             }
             if epoch == update_epochs {
                 if let Some(wf) = &facts.window {
-                    finish_window(worker, &mut edges_in, &mut expiries, &probe, writer.as_mut(), &buffers, wf.final_frontier)?;
+                    finish_window(
+                        worker,
+                        &mut edges_in,
+                        &mut expiries,
+                        &probe,
+                        writer.as_mut(),
+                        &buffers,
+                        wf.final_frontier,
+                    )?;
                 }
                 break;
             }
@@ -790,7 +804,11 @@ fn run_worker(
         epochs: w.epoch_stats.len() as u64,
         partial,
         updates,
-        initial_edges: if is_live { w.epoch_stats.first().map(|e| e.updates).unwrap_or(0) } else { facts.initial_edges },
+        initial_edges: if is_live {
+            w.epoch_stats.first().map(|e| e.updates).unwrap_or(0)
+        } else {
+            facts.initial_edges
+        },
         update_seconds: w.update_seconds,
         updates_per_sec: if w.update_seconds > 0.0 { updates as f64 / w.update_seconds } else { 0.0 },
         latency: LatencySummary::of(&w.latencies),

@@ -67,14 +67,8 @@ mod tests {
             assert_eq!(s.parse::<f64>().unwrap().to_bits(), x.to_bits(), "{s}");
             assert_eq!(parse_f64(&s).unwrap().to_bits(), x.to_bits(), "{s}");
         }
-        assert_eq!(
-            parse_f64(&format_value_f64(f64::INFINITY)),
-            Some(f64::INFINITY)
-        );
-        assert_eq!(
-            parse_f64(&format_value_f64(f64::NEG_INFINITY)),
-            Some(f64::NEG_INFINITY)
-        );
+        assert_eq!(parse_f64(&format_value_f64(f64::INFINITY)), Some(f64::INFINITY));
+        assert_eq!(parse_f64(&format_value_f64(f64::NEG_INFINITY)), Some(f64::NEG_INFINITY));
         assert!(parse_f64(&format_value_f64(f64::NAN)).unwrap().is_nan());
     }
 }

@@ -51,14 +51,8 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// All six algorithms, in the order of their names.
-    pub const ALL: [Algorithm; 6] = [
-        Algorithm::Bfs,
-        Algorithm::Cdlp,
-        Algorithm::Lcc,
-        Algorithm::Pr,
-        Algorithm::Sssp,
-        Algorithm::Wcc,
-    ];
+    pub const ALL: [Algorithm; 6] =
+        [Algorithm::Bfs, Algorithm::Cdlp, Algorithm::Lcc, Algorithm::Pr, Algorithm::Sssp, Algorithm::Wcc];
 
     /// The lower-case name used in properties files: `"bfs"`, `"cdlp"`, `"lcc"`, `"pr"`,
     /// `"sssp"`, `"wcc"`.
@@ -103,9 +97,7 @@ impl FromStr for Algorithm {
         Algorithm::ALL
             .into_iter()
             .find(|a| a.name().eq_ignore_ascii_case(t))
-            .ok_or_else(|| {
-                anyhow!("unknown algorithm {s:?} (expected one of bfs, cdlp, lcc, pr, sssp, wcc)")
-            })
+            .ok_or_else(|| anyhow!("unknown algorithm {s:?} (expected one of bfs, cdlp, lcc, pr, sssp, wcc)"))
     }
 }
 
@@ -146,19 +138,13 @@ impl GraphSpec {
     /// it cannot be read or parsed, if a required key is missing or malformed, or if `<g>.v` or
     /// `<g>.e` does not exist beside it.
     pub fn load(path: &Path) -> Result<GraphSpec> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
             .and_then(|n| n.strip_suffix(".properties"))
             .filter(|n| !n.is_empty())
-            .ok_or_else(|| {
-                anyhow!(
-                    "{}: a properties file must be named <graph>.properties",
-                    path.display()
-                )
-            })?
+            .ok_or_else(|| anyhow!("{}: a properties file must be named <graph>.properties", path.display()))?
             .to_string();
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -166,17 +152,10 @@ impl GraphSpec {
         };
         let spec = Self::from_text(&name, &dir, &text)
             .with_context(|| format!("{}: invalid graph description", path.display()))?;
-        let spec = GraphSpec {
-            properties_file: path.to_path_buf(),
-            ..spec
-        };
+        let spec = GraphSpec { properties_file: path.to_path_buf(), ..spec };
         for file in [&spec.vertex_file, &spec.edge_file] {
             if !file.is_file() {
-                bail!(
-                    "{}: graph file {} does not exist",
-                    path.display(),
-                    file.display()
-                );
+                bail!("{}: graph file {} does not exist", path.display(), file.display());
             }
         }
         Ok(spec)
@@ -188,23 +167,16 @@ impl GraphSpec {
         let props = parse_properties(text)?;
         let prefix = format!("graph.{name}.");
         let get = |key: &str| -> Option<(&str, usize)> {
-            props
-                .get(&format!("{prefix}{key}"))
-                .map(|(v, line)| (v.as_str(), *line))
+            props.get(&format!("{prefix}{key}")).map(|(v, line)| (v.as_str(), *line))
         };
-        fn parse<T: FromStr>(
-            prefix: &str,
-            key: &str,
-            entry: Option<(&str, usize)>,
-            what: &str,
-        ) -> Result<Option<T>> {
+        fn parse<T: FromStr>(prefix: &str, key: &str, entry: Option<(&str, usize)>, what: &str) -> Result<Option<T>> {
             match entry {
                 None => Ok(None),
-                Some((value, line)) => {
-                    value.trim().parse::<T>().map(Some).map_err(|_| {
-                        anyhow!("line {line}: {prefix}{key} = {value:?} is not {what}")
-                    })
-                }
+                Some((value, line)) => value
+                    .trim()
+                    .parse::<T>()
+                    .map(Some)
+                    .map_err(|_| anyhow!("line {line}: {prefix}{key} = {value:?} is not {what}")),
             }
         }
 
@@ -222,9 +194,7 @@ impl GraphSpec {
             None => bail!("missing key {prefix}algorithms"),
             Some((v, line)) => {
                 for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                    let alg: Algorithm = item
-                        .parse()
-                        .with_context(|| format!("line {line}: {prefix}algorithms"))?;
+                    let alg: Algorithm = item.parse().with_context(|| format!("line {line}: {prefix}algorithms"))?;
                     if !algorithms.contains(&alg) {
                         algorithms.push(alg);
                     }
@@ -232,36 +202,12 @@ impl GraphSpec {
             }
         }
 
-        let bfs_source = parse::<u64>(
-            &prefix,
-            "bfs.source-vertex",
-            get("bfs.source-vertex"),
-            "a vertex id",
-        )?;
-        let sssp_source = parse::<u64>(
-            &prefix,
-            "sssp.source-vertex",
-            get("sssp.source-vertex"),
-            "a vertex id",
-        )?;
-        let cdlp_iterations = parse::<u32>(
-            &prefix,
-            "cdlp.max-iterations",
-            get("cdlp.max-iterations"),
-            "an iteration count",
-        )?;
-        let pr_iterations = parse::<u32>(
-            &prefix,
-            "pr.num-iterations",
-            get("pr.num-iterations"),
-            "an iteration count",
-        )?;
-        let pr_damping = parse::<f64>(
-            &prefix,
-            "pr.damping-factor",
-            get("pr.damping-factor"),
-            "a number",
-        )?;
+        let bfs_source = parse::<u64>(&prefix, "bfs.source-vertex", get("bfs.source-vertex"), "a vertex id")?;
+        let sssp_source = parse::<u64>(&prefix, "sssp.source-vertex", get("sssp.source-vertex"), "a vertex id")?;
+        let cdlp_iterations =
+            parse::<u32>(&prefix, "cdlp.max-iterations", get("cdlp.max-iterations"), "an iteration count")?;
+        let pr_iterations = parse::<u32>(&prefix, "pr.num-iterations", get("pr.num-iterations"), "an iteration count")?;
+        let pr_damping = parse::<f64>(&prefix, "pr.damping-factor", get("pr.damping-factor"), "a number")?;
         if let Some(d) = pr_damping {
             if !(0.0..=1.0).contains(&d) {
                 bail!("{prefix}pr.damping-factor = {d} is not between 0 and 1");
@@ -271,11 +217,7 @@ impl GraphSpec {
         let required: [(Algorithm, bool, &str); 5] = [
             (Algorithm::Bfs, bfs_source.is_some(), "bfs.source-vertex"),
             (Algorithm::Sssp, sssp_source.is_some(), "sssp.source-vertex"),
-            (
-                Algorithm::Cdlp,
-                cdlp_iterations.is_some(),
-                "cdlp.max-iterations",
-            ),
+            (Algorithm::Cdlp, cdlp_iterations.is_some(), "cdlp.max-iterations"),
             (Algorithm::Pr, pr_damping.is_some(), "pr.damping-factor"),
             (Algorithm::Pr, pr_iterations.is_some(), "pr.num-iterations"),
         ];
@@ -303,16 +245,14 @@ impl GraphSpec {
 
     /// The expected-output file of `algorithm`: `<dir>/<g>-<SUFFIX>` (e.g. `example-directed-PR`).
     pub fn expected_file(&self, algorithm: Algorithm) -> PathBuf {
-        self.dir
-            .join(format!("{}-{}", self.name, algorithm.expected_suffix()))
+        self.dir.join(format!("{}-{}", self.name, algorithm.expected_suffix()))
     }
 }
 
 /// Finds every `*.properties` file directly in `dir` and loads it with [`GraphSpec::load`];
 /// the result is sorted by file name. A directory without properties files gives an empty list.
 pub fn discover(dir: &Path) -> Result<Vec<GraphSpec>> {
-    let entries = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot list directory {}", dir.display()))?;
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list directory {}", dir.display()))?;
     let mut files = Vec::new();
     for entry in entries {
         let entry = entry.with_context(|| format!("cannot list directory {}", dir.display()))?;
@@ -413,10 +353,7 @@ fn unescape(chars: &[char]) -> Result<String> {
             'r' => out.push('\r'),
             'f' => out.push('\u{c}'),
             'u' => {
-                let hex: String = chars
-                    .get(i..i + 4)
-                    .map(|h| h.iter().collect())
-                    .unwrap_or_default();
+                let hex: String = chars.get(i..i + 4).map(|h| h.iter().collect()).unwrap_or_default();
                 let decoded = u32::from_str_radix(&hex, 16)
                     .ok()
                     .filter(|_| hex.len() == 4)
@@ -483,10 +420,7 @@ mod tests {
                     graph.other.directed = true\n";
         let s = GraphSpec::from_text("g", Path::new("/d"), text).unwrap();
         assert!(!s.directed);
-        assert_eq!(
-            s.algorithms,
-            vec![Algorithm::Bfs, Algorithm::Pr, Algorithm::Wcc]
-        );
+        assert_eq!(s.algorithms, vec![Algorithm::Bfs, Algorithm::Pr, Algorithm::Wcc]);
         assert_eq!(s.bfs_source, Some(u64::MAX));
         assert_eq!(s.sssp_source, None);
         assert_eq!(s.pr_damping, Some(0.85));
@@ -502,29 +436,17 @@ mod tests {
         let err = |text: &str| GraphSpec::from_text("g", Path::new("."), text).unwrap_err();
         let e = format!("{:#}", err("graph.g.algorithms = wcc\n"));
         assert!(e.contains("graph.g.directed"), "{e}");
-        let e = format!(
-            "{:#}",
-            err("graph.g.directed = yes\ngraph.g.algorithms = wcc\n")
-        );
+        let e = format!("{:#}", err("graph.g.directed = yes\ngraph.g.algorithms = wcc\n"));
         assert!(e.contains("line 1") && e.contains("yes"), "{e}");
-        let e = format!(
-            "{:#}",
-            err("graph.g.directed = true\ngraph.g.algorithms = bfs\n")
-        );
+        let e = format!("{:#}", err("graph.g.directed = true\ngraph.g.algorithms = bfs\n"));
         assert!(e.contains("bfs.source-vertex"), "{e}");
-        let e = format!(
-            "{:#}",
-            err("graph.g.directed = true\ngraph.g.algorithms = wcc, foo\n")
-        );
+        let e = format!("{:#}", err("graph.g.directed = true\ngraph.g.algorithms = wcc, foo\n"));
         assert!(e.contains("line 2") && e.contains("foo"), "{e}");
         let e = format!(
             "{:#}",
             err("graph.g.directed = true\ngraph.g.algorithms = sssp\ngraph.g.sssp.source-vertex = -1\n")
         );
-        assert!(
-            e.contains("line 3") && e.contains("sssp.source-vertex"),
-            "{e}"
-        );
+        assert!(e.contains("line 3") && e.contains("sssp.source-vertex"), "{e}");
     }
 
     #[test]
@@ -540,16 +462,9 @@ mod tests {
         assert_eq!(spec.name, "h");
         assert_eq!(spec.properties_file, path);
 
-        std::fs::write(
-            tmp.path().join("bad.properties"),
-            "graph.bad.directed = true\n",
-        )
-        .unwrap();
+        std::fs::write(tmp.path().join("bad.properties"), "graph.bad.directed = true\n").unwrap();
         let e = format!("{:#}", discover(tmp.path()).unwrap_err());
-        assert!(
-            e.contains("bad.properties") && e.contains("algorithms"),
-            "{e}"
-        );
+        assert!(e.contains("bad.properties") && e.contains("algorithms"), "{e}");
     }
 
     #[test]
@@ -562,11 +477,7 @@ mod tests {
             assert_eq!(s.vertex_file, s.dir.join(format!("{}.v", s.name)));
             assert_eq!(s.edge_file, s.dir.join(format!("{}.e", s.name)));
             for &alg in &s.algorithms {
-                assert!(
-                    s.expected_file(alg).is_file(),
-                    "{}",
-                    s.expected_file(alg).display()
-                );
+                assert!(s.expected_file(alg).is_file(), "{}", s.expected_file(alg).display());
             }
         }
         let ex = specs.iter().find(|s| s.name == "example-directed").unwrap();
@@ -578,15 +489,9 @@ mod tests {
         assert_eq!(ex.pr_damping, Some(0.85));
         assert_eq!(ex.pr_iterations, Some(2));
         // The quirk: this file names test-wcc-directed.v as its edge file.
-        let wcc = specs
-            .iter()
-            .find(|s| s.name == "test-wcc-directed")
-            .unwrap();
+        let wcc = specs.iter().find(|s| s.name == "test-wcc-directed").unwrap();
         assert!(wcc.edge_file.ends_with("test-wcc-directed.e"));
-        let pr = specs
-            .iter()
-            .find(|s| s.name == "test-pr-undirected")
-            .unwrap();
+        let pr = specs.iter().find(|s| s.name == "test-pr-undirected").unwrap();
         assert!(!pr.directed);
         assert_eq!(pr.pr_iterations, Some(26));
     }

@@ -128,10 +128,7 @@ pub fn plan(dir: &Path, selection: &Selection) -> Result<Vec<Check>, RunError> {
         }
         for &algorithm in &spec.algorithms {
             if selection.algorithm.is_none_or(|a| a == algorithm) {
-                checks.push(Check {
-                    spec: spec.clone(),
-                    algorithm,
-                });
+                checks.push(Check { spec: spec.clone(), algorithm });
             }
         }
     }
@@ -140,21 +137,14 @@ pub fn plan(dir: &Path, selection: &Selection) -> Result<Vec<Check>, RunError> {
             Some(a) => format!("algorithm {}", a),
             None => "any algorithm".to_string(),
         };
-        return Err(RunError::Input(format!(
-            "no selected graph in {} lists {}",
-            dir.display(),
-            what
-        )));
+        return Err(RunError::Input(format!("no selected graph in {} lists {}", dir.display(), what)));
     }
     Ok(checks)
 }
 
 /// The built-in algorithm name and parameters that run Graphalytics `algorithm` on `spec`.
 pub fn algorithm_params(spec: &GraphSpec, algorithm: Algorithm) -> (&'static str, Params) {
-    let mut params = Params {
-        undirected: !spec.directed,
-        ..Params::default()
-    };
+    let mut params = Params { undirected: !spec.directed, ..Params::default() };
     let name = match algorithm {
         Algorithm::Bfs => {
             params.source = spec.bfs_source;
@@ -185,10 +175,7 @@ pub fn check(check: &Check, workers: usize) -> CheckResult {
     let spec = &check.spec;
     let expected_file = spec.expected_file(check.algorithm);
     if !expected_file.is_file() {
-        return CheckResult::failed(
-            check,
-            format!("expected output {} does not exist", expected_file.display()),
-        );
+        return CheckResult::failed(check, format!("expected output {} does not exist", expected_file.display()));
     }
     let (name, params) = algorithm_params(spec, check.algorithm);
     let algorithm = match dataflow::by_name(name, &params) {
@@ -212,14 +199,10 @@ pub fn check(check: &Check, workers: usize) -> CheckResult {
         collect: true,
         ..RunOptions::default()
     };
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        driver::run(options, algorithm)
-    }));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| driver::run(options, algorithm)));
     let report = match outcome {
         Ok(Ok(Some(report))) => report,
-        Ok(Ok(None)) => {
-            return CheckResult::failed(check, "the run reported no result".to_string())
-        }
+        Ok(Ok(None)) => return CheckResult::failed(check, "the run reported no result".to_string()),
         Ok(Err(e)) => return CheckResult::failed(check, format!("run failed: {}", e)),
         Err(panic) => {
             let text = panic
@@ -254,8 +237,8 @@ pub fn check(check: &Check, workers: usize) -> CheckResult {
     let rule = check.algorithm.rule();
     let validation = validate(rule, &expected, &actual);
     result.pass = validation.pass;
-    result.worst_deviation = (matches!(rule, Rule::Epsilon(_)) && validation.vertices_checked > 0)
-        .then_some(validation.worst_deviation);
+    result.worst_deviation =
+        (matches!(rule, Rule::Epsilon(_)) && validation.vertices_checked > 0).then_some(validation.worst_deviation);
     result.message = if validation.pass {
         None
     } else {
@@ -273,10 +256,7 @@ pub fn check(check: &Check, workers: usize) -> CheckResult {
 
 /// The final state of a run from its change log: `vertex -> value` (written by `write`). Fails if
 /// a vertex ends with several values, or a record with a multiplicity other than 1.
-pub fn final_output(
-    changes: Vec<Change>,
-    write: impl Fn(u64, &mut String),
-) -> Result<BTreeMap<u64, String>, String> {
+pub fn final_output(changes: Vec<Change>, write: impl Fn(u64, &mut String)) -> Result<BTreeMap<u64, String>, String> {
     let mut state: BTreeMap<(u64, u64), i64> = BTreeMap::new();
     for c in changes {
         *state.entry((c.key, c.value)).or_insert(0) += c.diff as i64;
@@ -289,16 +269,10 @@ pub fn final_output(
         let mut text = String::new();
         write(value, &mut text);
         if count != 1 {
-            return Err(format!(
-                "vertex {} has value {} with multiplicity {}",
-                key, text, count
-            ));
+            return Err(format!("vertex {} has value {} with multiplicity {}", key, text, count));
         }
         if let Some(previous) = out.get(&key) {
-            return Err(format!(
-                "vertex {} has several values ({} and {})",
-                key, previous, text
-            ));
+            return Err(format!("vertex {} has several values ({} and {})", key, previous, text));
         }
         out.insert(key, text);
     }
@@ -338,12 +312,7 @@ pub struct Table {
 impl Table {
     /// A table wide enough for every graph of `checks`.
     pub fn new(checks: &[Check]) -> Self {
-        let graph_width = checks
-            .iter()
-            .map(|c| c.spec.name.len())
-            .max()
-            .unwrap_or(0)
-            .max(5);
+        let graph_width = checks.iter().map(|c| c.spec.name.len()).max().unwrap_or(0).max(5);
         Table { graph_width }
     }
 
@@ -399,30 +368,14 @@ mod tests {
 
     #[test]
     fn final_output_from_changes() {
-        let c = |key, value, diff| Change {
-            epoch: 0,
-            key,
-            value,
-            diff,
-        };
-        let out = final_output(
-            vec![c(1, 5, 1), c(2, 7, 1), c(2, 7, -1), c(2, 8, 1)],
-            |v, s| s.push_str(&v.to_string()),
-        )
-        .unwrap();
-        assert_eq!(
-            out,
-            BTreeMap::from([(1, "5".to_string()), (2, "8".to_string())])
-        );
-        let e = final_output(vec![c(1, 5, 1), c(1, 6, 1)], |v, s| {
-            s.push_str(&v.to_string())
-        })
-        .unwrap_err();
+        let c = |key, value, diff| Change { epoch: 0, key, value, diff };
+        let out =
+            final_output(vec![c(1, 5, 1), c(2, 7, 1), c(2, 7, -1), c(2, 8, 1)], |v, s| s.push_str(&v.to_string()))
+                .unwrap();
+        assert_eq!(out, BTreeMap::from([(1, "5".to_string()), (2, "8".to_string())]));
+        let e = final_output(vec![c(1, 5, 1), c(1, 6, 1)], |v, s| s.push_str(&v.to_string())).unwrap_err();
         assert!(e.contains("vertex 1"), "{e}");
-        let e = final_output(vec![c(1, 5, 1), c(1, 5, 1)], |v, s| {
-            s.push_str(&v.to_string())
-        })
-        .unwrap_err();
+        let e = final_output(vec![c(1, 5, 1), c(1, 5, 1)], |v, s| s.push_str(&v.to_string())).unwrap_err();
         assert!(e.contains("multiplicity 2"), "{e}");
     }
 
@@ -443,10 +396,7 @@ mod tests {
         let (n, p) = algorithm_params(&spec, Algorithm::Cdlp);
         assert_eq!((n, p.iterations), ("cdlp", Some(5)));
         let (n, p) = algorithm_params(&spec, Algorithm::Pr);
-        assert_eq!(
-            (n, p.iterations, p.damping),
-            ("pagerank", Some(6), Some(0.5))
-        );
+        assert_eq!((n, p.iterations, p.damping), ("pagerank", Some(6), Some(0.5)));
         assert_eq!(algorithm_params(&spec, Algorithm::Lcc).0, "lcc");
         assert_eq!(algorithm_params(&spec, Algorithm::Wcc).0, "wcc");
         for a in Algorithm::ALL {

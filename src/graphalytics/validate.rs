@@ -109,8 +109,7 @@ impl fmt::Display for Validation {
 /// Blank lines are skipped. Fails, naming the file and line, on an unreadable file, a line
 /// without exactly two fields, a vertex that is not a u64, or a vertex given twice.
 pub fn read_output(path: &Path) -> Result<BTreeMap<u64, String>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read output file {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read output file {}", path.display()))?;
     parse_output(&text).with_context(|| format!("in output file {}", path.display()))
 }
 
@@ -120,31 +119,24 @@ pub fn parse_output(text: &str) -> Result<BTreeMap<u64, String>> {
     let mut first_line = BTreeMap::new();
     for (index, line) in text.lines().enumerate() {
         let line_no = index + 1;
-        let fields: Vec<&str> = line
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|f| !f.is_empty())
-            .collect();
+        let fields: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ',').filter(|f| !f.is_empty()).collect();
         match fields.as_slice() {
             [] => continue,
             [vertex, value] => {
-                let v: u64 = vertex.parse().map_err(|_| {
-                    anyhow!("line {line_no}: vertex {vertex:?} is not an unsigned 64-bit id")
-                })?;
+                let v: u64 = vertex
+                    .parse()
+                    .map_err(|_| anyhow!("line {line_no}: vertex {vertex:?} is not an unsigned 64-bit id"))?;
                 match out.entry(v) {
-                    Entry::Occupied(_) => bail!(
-                        "line {line_no}: vertex {v} appears again (first on line {})",
-                        first_line[&v]
-                    ),
+                    Entry::Occupied(_) => {
+                        bail!("line {line_no}: vertex {v} appears again (first on line {})", first_line[&v])
+                    }
                     Entry::Vacant(e) => {
                         e.insert(value.to_string());
                         first_line.insert(v, line_no);
                     }
                 }
             }
-            _ => bail!(
-                "line {line_no}: expected `vertex value`, found {} fields in {line:?}",
-                fields.len()
-            ),
+            _ => bail!("line {line_no}: expected `vertex value`, found {} fields in {line:?}", fields.len()),
         }
     }
     Ok(out)
@@ -195,21 +187,9 @@ impl Label {
 }
 
 /// Compares `actual` with `expected` under `rule`; see the module documentation for the rules.
-pub fn validate(
-    rule: Rule,
-    expected: &BTreeMap<u64, String>,
-    actual: &BTreeMap<u64, String>,
-) -> Validation {
-    let missing: Vec<u64> = expected
-        .keys()
-        .filter(|v| !actual.contains_key(v))
-        .copied()
-        .collect();
-    let extra: Vec<u64> = actual
-        .keys()
-        .filter(|v| !expected.contains_key(v))
-        .copied()
-        .collect();
+pub fn validate(rule: Rule, expected: &BTreeMap<u64, String>, actual: &BTreeMap<u64, String>) -> Validation {
+    let missing: Vec<u64> = expected.keys().filter(|v| !actual.contains_key(v)).copied().collect();
+    let extra: Vec<u64> = actual.keys().filter(|v| !expected.contains_key(v)).copied().collect();
 
     let mut first_mismatch = None;
     if let Some(v) = missing.first() {
@@ -333,11 +313,7 @@ pub fn validate(
         missing: missing.len(),
         extra: extra.len(),
         first_mismatch,
-        worst_deviation: if matches!(rule, Rule::Epsilon(_)) {
-            worst_deviation
-        } else {
-            0.0
-        },
+        worst_deviation: if matches!(rule, Rule::Epsilon(_)) { worst_deviation } else { 0.0 },
     }
 }
 
@@ -359,11 +335,9 @@ mod tests {
     #[test]
     fn graphalytics_matching_cases() {
         let dir = matching_dir();
-        for (prefix, rule) in [
-            ("exact", Rule::Exact),
-            ("equivalence", Rule::Equivalence),
-            ("epsilon", Rule::Epsilon(EPSILON)),
-        ] {
+        for (prefix, rule) in
+            [("exact", Rule::Exact), ("equivalence", Rule::Equivalence), ("epsilon", Rule::Epsilon(EPSILON))]
+        {
             let expected = read_output(&dir.join(format!("{prefix}_expected.csv"))).unwrap();
             let good = read_output(&dir.join(format!("{prefix}_actual1.csv"))).unwrap();
             let bad = read_output(&dir.join(format!("{prefix}_actual2.csv"))).unwrap();
@@ -382,10 +356,8 @@ mod tests {
 
     #[test]
     fn every_matching_file_is_covered() {
-        let mut names: Vec<String> = std::fs::read_dir(matching_dir())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
+        let mut names: Vec<String> =
+            std::fs::read_dir(matching_dir()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();
         assert_eq!(
             names,
@@ -418,10 +390,7 @@ mod tests {
         let m = parse_output("1 3\n\n2,4\n  3 ,\t5  \n18446744073709551615 x\n").unwrap();
         assert_eq!(m, out(&[(1, "3"), (2, "4"), (3, "5"), (u64::MAX, "x")]));
         let e = format!("{:#}", parse_output("1 3\n2 4\n1 5\n").unwrap_err());
-        assert!(
-            e.contains("line 3") && e.contains("vertex 1") && e.contains("line 1"),
-            "{e}"
-        );
+        assert!(e.contains("line 3") && e.contains("vertex 1") && e.contains("line 1"), "{e}");
         let e = format!("{:#}", parse_output("1 3\n2\n").unwrap_err());
         assert!(e.contains("line 2"), "{e}");
         let e = format!("{:#}", parse_output("1 3 4\n").unwrap_err());
@@ -436,10 +405,7 @@ mod tests {
         let p = tmp.path().join("out-BFS");
         std::fs::write(&p, "1 0\nfoo 1\n").unwrap();
         let e = format!("{:#}", read_output(&p).unwrap_err());
-        assert!(
-            e.contains("out-BFS") && e.contains("line 2") && e.contains("foo"),
-            "{e}"
-        );
+        assert!(e.contains("out-BFS") && e.contains("line 2") && e.contains("foo"), "{e}");
         let e = format!("{:#}", read_output(&tmp.path().join("nope")).unwrap_err());
         assert!(e.contains("nope"), "{e}");
     }
@@ -450,10 +416,7 @@ mod tests {
         for rule in [Rule::Exact, Rule::Equivalence, Rule::Epsilon(EPSILON)] {
             let r = validate(rule, &e, &out(&[(1, "1")]));
             assert!(!r.pass);
-            assert_eq!(
-                (r.missing, r.extra, r.mismatches, r.vertices_checked),
-                (1, 0, 1, 1)
-            );
+            assert_eq!((r.missing, r.extra, r.mismatches, r.vertices_checked), (1, 0, 1, 1));
             assert!(r.first_mismatch.unwrap().contains("vertex 2"));
             let r = validate(rule, &e, &out(&[(1, "1"), (2, "2"), (3, "3")]));
             assert!(!r.pass);
@@ -465,25 +428,10 @@ mod tests {
 
     #[test]
     fn exact_rule() {
-        let e = out(&[
-            (1, "7"),
-            (2, "9223372036854775807"),
-            (3, "abc"),
-            (4, "18446744073709551615"),
-        ]);
-        let a = out(&[
-            (1, "07"),
-            (2, "9223372036854775807"),
-            (3, "abc"),
-            (4, "18446744073709551615"),
-        ]);
+        let e = out(&[(1, "7"), (2, "9223372036854775807"), (3, "abc"), (4, "18446744073709551615")]);
+        let a = out(&[(1, "07"), (2, "9223372036854775807"), (3, "abc"), (4, "18446744073709551615")]);
         assert!(validate(Rule::Exact, &e, &a).pass);
-        let a2 = out(&[
-            (1, "7"),
-            (2, "9223372036854775806"),
-            (3, "abd"),
-            (4, "18446744073709551615"),
-        ]);
+        let a2 = out(&[(1, "7"), (2, "9223372036854775806"), (3, "abd"), (4, "18446744073709551615")]);
         let r = validate(Rule::Exact, &e, &a2);
         assert_eq!(r.mismatches, 2);
         assert!(r.first_mismatch.unwrap().contains("vertex 2"));
@@ -505,14 +453,7 @@ mod tests {
         assert!(!r.pass);
         assert!(r.first_mismatch.unwrap().contains("vertex 2"));
         // Integer labels are compared by value.
-        assert!(
-            validate(
-                Rule::Equivalence,
-                &e,
-                &out(&[(1, "01"), (2, "1"), (3, "3")])
-            )
-            .pass
-        );
+        assert!(validate(Rule::Equivalence, &e, &out(&[(1, "01"), (2, "1"), (3, "3")])).pass);
     }
 
     #[test]
@@ -527,15 +468,7 @@ mod tests {
         assert!(check("0", "-0e0").pass);
         assert!(!check("0", "1e-300").pass);
         assert_eq!(check("0", "1e-300").worst_deviation, f64::INFINITY);
-        for inf in [
-            "infinity",
-            "Infinity",
-            "+Infinity",
-            "inf",
-            "INF",
-            "+inf",
-            "INFINITY",
-        ] {
+        for inf in ["infinity", "Infinity", "+Infinity", "inf", "INF", "+inf", "INFINITY"] {
             assert!(check("infinity", inf).pass, "{inf}");
             assert!(check(inf, "infinity").pass, "{inf}");
         }
@@ -549,11 +482,7 @@ mod tests {
         assert!(check("-2.0", "-2.0001").pass);
         let r = check("0.23", "0.229997");
         assert!(r.pass);
-        assert!(
-            (r.worst_deviation - 0.000003 / 0.23).abs() < 1e-9,
-            "{}",
-            r.worst_deviation
-        );
+        assert!((r.worst_deviation - 0.000003 / 0.23).abs() < 1e-9, "{}", r.worst_deviation);
         let r = check("0.45", "0.46");
         assert!(!r.pass);
         assert!(r.first_mismatch.unwrap().contains("vertex 1"));

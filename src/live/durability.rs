@@ -121,23 +121,11 @@ pub enum DurabilityError {
         "{}: cannot log epoch {got}: epochs must be consecutive and the next one is {expected}",
         .path.display()
     )]
-    NotConsecutive {
-        path: PathBuf,
-        expected: Time,
-        got: Time,
-    },
+    NotConsecutive { path: PathBuf, expected: Time, got: Time },
     #[error("{}: cannot snapshot epoch {epoch}: {reason}", .path.display())]
-    BadSnapshot {
-        path: PathBuf,
-        epoch: Time,
-        reason: String,
-    },
+    BadSnapshot { path: PathBuf, epoch: Time, reason: String },
     #[error("{}: epoch {epoch} is too large for one log record ({bytes} bytes)", .path.display())]
-    TooLarge {
-        path: PathBuf,
-        epoch: Time,
-        bytes: u64,
-    },
+    TooLarge { path: PathBuf, epoch: Time, bytes: u64 },
     #[error("{}: corrupt: {detail}", .path.display())]
     Corrupt { path: PathBuf, detail: String },
     #[error("{}: cannot recover: {detail}", .path.display())]
@@ -179,12 +167,7 @@ pub struct Recovered {
 impl Recovered {
     /// The driver's view: the snapshot expanded to one update per edge copy, then the log.
     pub fn into_recovery(self, written_through: Option<Time>) -> Recovery {
-        let mut base_updates = Vec::with_capacity(
-            self.snapshot_edges
-                .iter()
-                .map(|&(_, c)| c as usize)
-                .sum::<usize>(),
-        );
+        let mut base_updates = Vec::with_capacity(self.snapshot_edges.iter().map(|&(_, c)| c as usize).sum::<usize>());
         let mut base_times = Vec::new();
         for (i, (update, count)) in self.snapshot_edges.into_iter().enumerate() {
             let copy = Update { diff: 1, ..update };
@@ -244,9 +227,7 @@ fn parse_numbered(name: &str, prefix: &str, suffix: &str) -> Option<u64> {
 
 #[cfg(unix)]
 fn sync_dir(dir: &Path) -> Result<(), DurabilityError> {
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err(dir, "fsync of directory"))
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io_err(dir, "fsync of directory"))
 }
 
 #[cfg(not(unix))]
@@ -266,9 +247,7 @@ fn unused_path(base: PathBuf) -> PathBuf {
 }
 
 fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -321,19 +300,14 @@ impl<'a> Cursor<'a> {
         let flags = self.u8()?;
         let allowed = if timed { 3 } else { 1 };
         if flags & !allowed != 0 {
-            return Err(format!("weight flag {flags} (must be 0 or 1{})", if timed { ", +2 for an event time" } else { "" }));
+            return Err(format!(
+                "weight flag {flags} (must be 0 or 1{})",
+                if timed { ", +2 for an event time" } else { "" }
+            ));
         }
         let weight = (flags & 1 != 0).then(|| self.u64()).transpose()?.map(f64::from_bits);
         let time = (flags & 2 != 0).then(|| self.u64()).transpose()?;
-        Ok((
-            Update {
-                src,
-                dst,
-                weight,
-                diff: 1,
-            },
-            time,
-        ))
+        Ok((Update { src, dst, weight, diff: 1 }, time))
     }
 }
 
@@ -385,10 +359,7 @@ fn decode_payload(payload: &[u8]) -> Result<EpochBatch, String> {
         times.clear();
     }
     if c.remaining() != 0 {
-        return Err(format!(
-            "{} unexpected bytes after the last update",
-            c.remaining()
-        ));
+        return Err(format!("{} unexpected bytes after the last update", c.remaining()));
     }
     Ok(EpochBatch { epoch, updates, times, late: 0 })
 }
@@ -401,10 +372,7 @@ fn consolidate(edges: &[SnapshotEntry]) -> Result<Vec<SnapshotEntry>, String> {
     let mut v = Vec::with_capacity(edges.len());
     for &(u, time, count) in edges {
         if u.diff != 1 {
-            return Err(format!(
-                "edge ({}, {}) has diff {} (must be +1)",
-                u.src, u.dst, u.diff
-            ));
+            return Err(format!("edge ({}, {}) has diff {} (must be +1)", u.src, u.dst, u.diff));
         }
         if count == 0 {
             return Err(format!("edge ({}, {}) has count 0", u.src, u.dst));
@@ -416,9 +384,7 @@ fn consolidate(edges: &[SnapshotEntry]) -> Result<Vec<SnapshotEntry>, String> {
     for (u, time, count) in v {
         match out.last_mut() {
             Some((last, t, c)) if last.edge() == u.edge() && *t == time => {
-                *c = c
-                    .checked_add(count)
-                    .ok_or_else(|| format!("edge ({}, {}) count overflows", u.src, u.dst))?;
+                *c = c.checked_add(count).ok_or_else(|| format!("edge ({}, {}) count overflows", u.src, u.dst))?;
             }
             _ => out.push((u, time, count)),
         }
@@ -445,15 +411,8 @@ impl<W: Write> Write for CrcWriter<W> {
 
 /// Writes and fsyncs a complete snapshot file at `path` (a temp path; the caller renames it).
 fn write_snapshot_file(path: &Path, epoch: Time, edges: &[SnapshotEntry]) -> io::Result<()> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)?;
-    let mut w = CrcWriter {
-        inner: BufWriter::new(file),
-        hasher: crc32fast::Hasher::new(),
-    };
+    let file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
+    let mut w = CrcWriter { inner: BufWriter::new(file), hasher: crc32fast::Hasher::new() };
     w.write_all(SNAPSHOT_MAGIC)?;
     w.write_all(&epoch.to_le_bytes())?;
     w.write_all(&(edges.len() as u64).to_le_bytes())?;
@@ -476,10 +435,7 @@ fn write_snapshot_file(path: &Path, epoch: Time, edges: &[SnapshotEntry]) -> io:
 }
 
 /// Reads a snapshot: `Ok(Err(detail))` when its content is corrupt.
-fn read_snapshot(
-    path: &Path,
-    epoch: Time,
-) -> Result<Result<Vec<SnapshotEntry>, String>, DurabilityError> {
+fn read_snapshot(path: &Path, epoch: Time) -> Result<Result<Vec<SnapshotEntry>, String>, DurabilityError> {
     let bytes = fs::read(path).map_err(io_err(path, "reading snapshot"))?;
     Ok(decode_snapshot(&bytes, epoch))
 }
@@ -487,10 +443,7 @@ fn read_snapshot(
 fn decode_snapshot(bytes: &[u8], epoch: Time) -> Result<Vec<SnapshotEntry>, String> {
     let min = SNAPSHOT_MAGIC.len() + 8 + 8 + 4;
     if bytes.len() < min {
-        return Err(format!(
-            "truncated: {} bytes, a snapshot has at least {min}",
-            bytes.len()
-        ));
+        return Err(format!("truncated: {} bytes, a snapshot has at least {min}", bytes.len()));
     }
     let (content, trailer) = bytes.split_at(bytes.len() - 4);
     let stored = u32::from_le_bytes(trailer.try_into().unwrap());
@@ -529,10 +482,7 @@ fn decode_snapshot(bytes: &[u8], epoch: Time) -> Result<Vec<SnapshotEntry>, Stri
         edges.push((u, time, count));
     }
     if c.remaining() != 0 {
-        return Err(format!(
-            "{} unexpected bytes after the last entry",
-            c.remaining()
-        ));
+        return Err(format!("{} unexpected bytes after the last entry", c.remaining()));
     }
     Ok(edges)
 }
@@ -555,91 +505,55 @@ struct Scan {
 }
 
 /// Reads a segment's records in order, handing each good one to `each`, up to the first problem.
-fn scan_segment(
-    path: &Path,
-    start: Time,
-    mut each: impl FnMut(EpochBatch),
-) -> Result<Scan, DurabilityError> {
+fn scan_segment(path: &Path, start: Time, mut each: impl FnMut(EpochBatch)) -> Result<Scan, DurabilityError> {
     let file = File::open(path).map_err(io_err(path, "opening log segment"))?;
-    let file_len = file
-        .metadata()
-        .map_err(io_err(path, "reading log segment metadata"))?
-        .len();
+    let file_len = file.metadata().map_err(io_err(path, "reading log segment metadata"))?.len();
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut offset = 0u64;
     let mut records = 0u64;
     let problem = |offset, what: String, torn| Some(Problem { offset, what, torn });
     loop {
         if offset == file_len {
-            return Ok(Scan {
-                records,
-                problem: None,
-            });
+            return Ok(Scan { records, problem: None });
         }
         let remaining = file_len - offset;
         if remaining < RECORD_HEADER {
             let what = format!("incomplete record header ({remaining} of {RECORD_HEADER} bytes)");
-            return Ok(Scan {
-                records,
-                problem: problem(offset, what, true),
-            });
+            return Ok(Scan { records, problem: problem(offset, what, true) });
         }
         let mut header = [0u8; RECORD_HEADER as usize];
-        reader
-            .read_exact(&mut header)
-            .map_err(io_err(path, "reading log segment"))?;
+        reader.read_exact(&mut header).map_err(io_err(path, "reading log segment"))?;
         let len = u64::from_le_bytes(header[0..8].try_into().unwrap());
         let stored = u32::from_le_bytes(header[8..12].try_into().unwrap());
         if !(MIN_PAYLOAD..=MAX_PAYLOAD).contains(&len) {
             let what = format!("bad record length {len}");
-            return Ok(Scan {
-                records,
-                problem: problem(offset, what, false),
-            });
+            return Ok(Scan { records, problem: problem(offset, what, false) });
         }
         if len > remaining - RECORD_HEADER {
             let what = format!(
                 "incomplete record (its header announces {len} payload bytes, {} remain)",
                 remaining - RECORD_HEADER
             );
-            return Ok(Scan {
-                records,
-                problem: problem(offset, what, true),
-            });
+            return Ok(Scan { records, problem: problem(offset, what, true) });
         }
         let mut payload = vec![0u8; len as usize];
-        reader
-            .read_exact(&mut payload)
-            .map_err(io_err(path, "reading log segment"))?;
+        reader.read_exact(&mut payload).map_err(io_err(path, "reading log segment"))?;
         let computed = record_crc(&header[0..8], &payload);
         if computed != stored {
-            let what =
-                format!("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})");
-            return Ok(Scan {
-                records,
-                problem: problem(offset, what, false),
-            });
+            let what = format!("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})");
+            return Ok(Scan { records, problem: problem(offset, what, false) });
         }
         let batch = match decode_payload(&payload) {
             Ok(batch) => batch,
             Err(detail) => {
                 let what = format!("malformed record: {detail}");
-                return Ok(Scan {
-                    records,
-                    problem: problem(offset, what, false),
-                });
+                return Ok(Scan { records, problem: problem(offset, what, false) });
             }
         };
         let expected = start + records;
         if batch.epoch != expected {
-            let what = format!(
-                "record for epoch {} where epoch {expected} belongs",
-                batch.epoch
-            );
-            return Ok(Scan {
-                records,
-                problem: problem(offset, what, false),
-            });
+            let what = format!("record for epoch {} where epoch {expected} belongs", batch.epoch);
+            return Ok(Scan { records, problem: problem(offset, what, false) });
         }
         each(batch);
         records += 1;
@@ -652,8 +566,7 @@ fn save_tail(dir: &Path, path: &Path, offset: u64) -> Result<PathBuf, Durability
     let bytes = fs::read(path).map_err(io_err(path, "reading log segment"))?;
     let target = unused_path(dir.join(format!("{}.discarded-at-{offset}", file_name(path))));
     let mut out = File::create(&target).map_err(io_err(&target, "creating"))?;
-    out.write_all(&bytes[offset as usize..])
-        .map_err(io_err(&target, "writing"))?;
+    out.write_all(&bytes[offset as usize..]).map_err(io_err(&target, "writing"))?;
     out.sync_all().map_err(io_err(&target, "fsync"))?;
     Ok(target)
 }
@@ -796,9 +709,7 @@ impl StateDir {
                 continue;
             };
 
-            let file_len = fs::metadata(&path)
-                .map_err(io_err(&path, "reading metadata"))?
-                .len();
+            let file_len = fs::metadata(&path).map_err(io_err(&path, "reading metadata"))?.len();
             let mut message = format!(
                 "log segment {}: {} at byte {}; cut the file back to {} bytes ({} bytes dropped)",
                 path.display(),
@@ -815,8 +726,7 @@ impl StateDir {
             if orphaned {
                 let mut names = Vec::new();
                 for (_, later) in &starts[i + 1..] {
-                    let aside =
-                        unused_path(PathBuf::from(format!("{}.discarded-at-0", later.display())));
+                    let aside = unused_path(PathBuf::from(format!("{}.discarded-at-0", later.display())));
                     fs::rename(later, &aside).map_err(io_err(later, "renaming log segment"))?;
                     names.push(format!("{} -> {}", file_name(later), file_name(&aside)));
                 }
@@ -827,14 +737,9 @@ impl StateDir {
                 );
             }
             sync_dir(&dir)?;
-            let file = OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .map_err(io_err(&path, "opening log segment"))?;
-            file.set_len(problem.offset)
-                .map_err(io_err(&path, "truncating log segment"))?;
-            file.sync_all()
-                .map_err(io_err(&path, "fsync of log segment"))?;
+            let file = OpenOptions::new().write(true).open(&path).map_err(io_err(&path, "opening log segment"))?;
+            file.set_len(problem.offset).map_err(io_err(&path, "truncating log segment"))?;
+            file.sync_all().map_err(io_err(&path, "fsync of log segment"))?;
             match next.checked_sub(1) {
                 Some(last) => message += &format!("; state recovered through epoch {last}"),
                 None => message += "; nothing durable remains",
@@ -847,18 +752,12 @@ impl StateDir {
 
         // Append to the last segment if it ends exactly where the durable state does.
         let active = match (last_read, kept.last_key_value()) {
-            (Some((start, records)), Some((&last_start, path)))
-                if start == last_start && start + records == next =>
-            {
+            (Some((start, records)), Some((&last_start, path))) if start == last_start && start + records == next => {
                 let file = OpenOptions::new()
                     .append(true)
                     .open(path)
                     .map_err(io_err(path, "opening log segment for appending"))?;
-                Some(Active {
-                    start,
-                    path: path.clone(),
-                    file,
-                })
+                Some(Active { start, path: path.clone(), file })
             }
             _ => None,
         };
@@ -915,9 +814,7 @@ impl StateDir {
 
     fn check_poisoned(&self) -> Result<(), DurabilityError> {
         if self.poisoned {
-            return Err(DurabilityError::Poisoned {
-                path: self.dir.clone(),
-            });
+            return Err(DurabilityError::Poisoned { path: self.dir.clone() });
         }
         Ok(())
     }
@@ -931,20 +828,12 @@ impl StateDir {
                 Some(a) => a.path.clone(),
                 None => self.dir.clone(),
             };
-            return Err(DurabilityError::NotConsecutive {
-                path,
-                expected: self.next,
-                got: batch.epoch,
-            });
+            return Err(DurabilityError::NotConsecutive { path, expected: self.next, got: batch.epoch });
         }
         let record = encode_record(batch);
         let payload = record.len() as u64 - RECORD_HEADER;
         if payload > MAX_PAYLOAD {
-            return Err(DurabilityError::TooLarge {
-                path: self.dir.clone(),
-                epoch: batch.epoch,
-                bytes: payload,
-            });
+            return Err(DurabilityError::TooLarge { path: self.dir.clone(), epoch: batch.epoch, bytes: payload });
         }
         match self.write_record(batch.epoch, &record) {
             Ok(()) => {
@@ -969,22 +858,12 @@ impl StateDir {
                 .open(&path)
                 .map_err(io_err(&path, "creating log segment"))?;
             self.segments.insert(epoch, path.clone());
-            self.active = Some(Active {
-                start: epoch,
-                path,
-                file,
-            });
+            self.active = Some(Active { start: epoch, path, file });
             created = true;
         }
         let active = self.active.as_mut().expect("just set");
-        active
-            .file
-            .write_all(record)
-            .map_err(io_err(&active.path, "appending to log"))?;
-        active
-            .file
-            .sync_data()
-            .map_err(io_err(&active.path, "fsync of log"))?;
+        active.file.write_all(record).map_err(io_err(&active.path, "appending to log"))?;
+        active.file.sync_data().map_err(io_err(&active.path, "fsync of log"))?;
         if created {
             sync_dir(&self.dir)?;
         }
@@ -996,40 +875,23 @@ impl StateDir {
     /// fallback). `epoch` must be durable already and newer than the last snapshot; on a fresh
     /// directory (nothing durable) any epoch may be written, seeding the state (the log then
     /// continues at `epoch + 1`).
-    pub fn snapshot(
-        &mut self,
-        epoch: Time,
-        edges: &[(Update, u64)],
-    ) -> Result<(), DurabilityError> {
+    pub fn snapshot(&mut self, epoch: Time, edges: &[(Update, u64)]) -> Result<(), DurabilityError> {
         let entries: Vec<SnapshotEntry> = edges.iter().map(|&(u, c)| (u, None, c)).collect();
         self.snapshot_timed(epoch, &entries)
     }
 
     /// [`StateDir::snapshot`] for a windowed stream: entries carry their event times (`None`
     /// for static edges), and copies of one edge with different times stay apart.
-    pub fn snapshot_timed(
-        &mut self,
-        epoch: Time,
-        edges: &[SnapshotEntry],
-    ) -> Result<(), DurabilityError> {
+    pub fn snapshot_timed(&mut self, epoch: Time, edges: &[SnapshotEntry]) -> Result<(), DurabilityError> {
         self.check_poisoned()?;
         let path = self.dir.join(snapshot_name(epoch));
-        let bad = |reason: String| DurabilityError::BadSnapshot {
-            path: path.clone(),
-            epoch,
-            reason,
-        };
+        let bad = |reason: String| DurabilityError::BadSnapshot { path: path.clone(), epoch, reason };
         if self.next > 0 && epoch >= self.next {
-            return Err(bad(format!(
-                "the epoch is not in the log yet (last durable epoch is {})",
-                self.next - 1
-            )));
+            return Err(bad(format!("the epoch is not in the log yet (last durable epoch is {})", self.next - 1)));
         }
         if let Some(&newest) = self.snapshots.last() {
             if epoch <= newest {
-                return Err(bad(format!(
-                    "not newer than the snapshot at epoch {newest}"
-                )));
+                return Err(bad(format!("not newer than the snapshot at epoch {newest}")));
             }
         }
         let content = consolidate(edges).map_err(bad)?;
@@ -1112,19 +974,14 @@ impl ChangeLogMark {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(&path, "reading change-log mark")(e)),
         };
-        let corrupt = |detail: String| DurabilityError::Corrupt {
-            path: path.clone(),
-            detail,
-        };
+        let corrupt = |detail: String| DurabilityError::Corrupt { path: path.clone(), detail };
         if bytes.len() != 28 {
             return Err(corrupt(format!("{} bytes, a mark has 28", bytes.len())));
         }
         let stored = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
         let computed = crc32fast::hash(&bytes[..24]);
         if stored != computed {
-            return Err(corrupt(format!(
-                "checksum mismatch (stored {stored:#010x}, computed {computed:#010x})"
-            )));
+            return Err(corrupt(format!("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")));
         }
         if &bytes[..8] != MARK_MAGIC {
             return Err(corrupt("not a change-log mark (bad magic)".into()));
@@ -1173,12 +1030,7 @@ mod tests {
     use crate::types::Edge;
 
     fn weighted(src: u64, dst: u64, w: f64, diff: i8) -> Update {
-        Update {
-            src,
-            dst,
-            weight: Some(w),
-            diff,
-        }
+        Update { src, dst, weight: Some(w), diff }
     }
 
     /// A deterministic stream: epoch `e` inserts a few edges and deletes one present edge.
@@ -1186,11 +1038,8 @@ mod tests {
         let mut present: BTreeMap<Edge, (Update, u64)> = BTreeMap::new();
         let mut out = Vec::new();
         for e in 0..n {
-            let mut updates = vec![
-                Update::insert(e, e + 1),
-                weighted(e % 3, 7, 0.5 + e as f64, 1),
-                Update::insert(1, 2),
-            ];
+            let mut updates =
+                vec![Update::insert(e, e + 1), weighted(e % 3, 7, 0.5 + e as f64, 1), Update::insert(1, 2)];
             if e % 2 == 1 {
                 updates.push(weighted(e, 0, -0.0, 1));
             }
@@ -1205,9 +1054,7 @@ mod tests {
 
     fn apply(state: &mut BTreeMap<Edge, (Update, u64)>, updates: &[Update]) {
         for u in updates {
-            let entry = state
-                .entry(u.edge())
-                .or_insert((Update { diff: 1, ..*u }, 0));
+            let entry = state.entry(u.edge()).or_insert((Update { diff: 1, ..*u }, 0));
             if u.diff > 0 {
                 entry.1 += 1;
             } else {
@@ -1230,11 +1077,8 @@ mod tests {
 
     /// The multiset a recovery describes (snapshot + log).
     fn recovered_state(r: &Recovered) -> Vec<(Update, u64)> {
-        let mut state: BTreeMap<Edge, (Update, u64)> = r
-            .snapshot_edges
-            .iter()
-            .map(|&(u, c)| (u.edge(), (u, c)))
-            .collect();
+        let mut state: BTreeMap<Edge, (Update, u64)> =
+            r.snapshot_edges.iter().map(|&(u, c)| (u.edge(), (u, c))).collect();
         for b in &r.log {
             apply(&mut state, &b.updates);
         }
@@ -1325,16 +1169,10 @@ mod tests {
         assert_eq!(rec.last_epoch, Some(4));
         assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
         // Weight flags and bits survive exactly.
-        assert_eq!(
-            rec.log[1].updates[3].weight.map(f64::to_bits),
-            Some((-0.0f64).to_bits())
-        );
+        assert_eq!(rec.log[1].updates[3].weight.map(f64::to_bits), Some((-0.0f64).to_bits()));
         assert_eq!(rec.log[0].updates[0].weight, None);
         let expected_len: u64 = all[..5].iter().map(record_len).sum();
-        assert_eq!(
-            fs::metadata(dir.join("log-0.bin")).unwrap().len(),
-            expected_len
-        );
+        assert_eq!(fs::metadata(dir.join("log-0.bin")).unwrap().len(), expected_len);
         sd.append(&all[5]).unwrap();
         drop(sd);
         let (_sd, rec) = StateDir::open(&dir).unwrap();
@@ -1349,28 +1187,11 @@ mod tests {
         let all = batches(3);
         let (mut sd, _) = StateDir::open(tmp.path()).unwrap();
         let err = sd.append(&all[1]).unwrap_err();
-        assert!(matches!(
-            err,
-            DurabilityError::NotConsecutive {
-                expected: 0,
-                got: 1,
-                ..
-            }
-        ));
-        assert!(
-            err.to_string().contains(&tmp.path().display().to_string()),
-            "{err}"
-        );
+        assert!(matches!(err, DurabilityError::NotConsecutive { expected: 0, got: 1, .. }));
+        assert!(err.to_string().contains(&tmp.path().display().to_string()), "{err}");
         sd.append(&all[0]).unwrap();
         let err = sd.append(&all[0]).unwrap_err();
-        assert!(matches!(
-            err,
-            DurabilityError::NotConsecutive {
-                expected: 1,
-                got: 0,
-                ..
-            }
-        ));
+        assert!(matches!(err, DurabilityError::NotConsecutive { expected: 1, got: 0, .. }));
         assert!(err.to_string().contains("log-0.bin"), "{err}");
         assert!(sd.append(&all[2]).is_err());
         // Refused appends change nothing; the right epoch still goes through.
@@ -1406,26 +1227,17 @@ mod tests {
 
         sd.snapshot(5, &model(&all[..6])).unwrap();
         // log-0 (epochs 0..=3) is older than the oldest kept snapshot (3): gone.
-        assert_eq!(
-            files(dir),
-            vec!["log-4.bin", "snapshot-3.bin", "snapshot-5.bin"]
-        );
+        assert_eq!(files(dir), vec!["log-4.bin", "snapshot-3.bin", "snapshot-5.bin"]);
         sd.append(&all[6]).unwrap();
         sd.append(&all[7]).unwrap();
         sd.snapshot(7, &model(&all[..8])).unwrap();
-        assert_eq!(
-            files(dir),
-            vec!["log-6.bin", "snapshot-5.bin", "snapshot-7.bin"]
-        );
+        assert_eq!(files(dir), vec!["log-6.bin", "snapshot-5.bin", "snapshot-7.bin"]);
         assert_eq!(sd.snapshot_epochs(), vec![5, 7]);
         // A snapshot of an earlier epoch than the last logged one keeps the current segment.
         sd.append(&all[8]).unwrap();
         sd.append(&all[9]).unwrap();
         sd.snapshot(8, &model(&all[..9])).unwrap();
-        assert_eq!(
-            files(dir),
-            vec!["log-8.bin", "snapshot-7.bin", "snapshot-8.bin"]
-        );
+        assert_eq!(files(dir), vec!["log-8.bin", "snapshot-7.bin", "snapshot-8.bin"]);
         drop(sd);
 
         let (_, rec) = StateDir::open(dir).unwrap();
@@ -1452,13 +1264,7 @@ mod tests {
         let edges = [
             (Update::insert(5, 1), 1),
             (Update::insert(1, 2), 2),
-            (
-                Update {
-                    weight: Some(1.0),
-                    ..Update::insert(1, 2)
-                },
-                1,
-            ),
+            (Update { weight: Some(1.0), ..Update::insert(1, 2) }, 1),
             (weighted(1, 2, 3.0, 1), 4),
         ];
         sd.snapshot(0, &edges).unwrap();
@@ -1468,11 +1274,7 @@ mod tests {
         let (_, rec) = StateDir::open(tmp.path()).unwrap();
         assert_eq!(
             rec.snapshot_edges,
-            vec![
-                (Update::insert(1, 2), 3),
-                (weighted(1, 2, 3.0, 1), 4),
-                (Update::insert(5, 1), 1)
-            ]
+            vec![(Update::insert(1, 2), 3), (weighted(1, 2, 3.0, 1), 4), (Update::insert(5, 1), 1)]
         );
         assert!(rec.log.is_empty());
         assert_eq!(rec.last_epoch, Some(0));
@@ -1510,12 +1312,7 @@ mod tests {
                 }
             }
             let log = dir.join("log-0.bin");
-            OpenOptions::new()
-                .write(true)
-                .open(&log)
-                .unwrap()
-                .set_len(boundary + cut)
-                .unwrap();
+            OpenOptions::new().write(true).open(&log).unwrap().set_len(boundary + cut).unwrap();
 
             let (mut sd, rec) = StateDir::open(dir).unwrap();
             if cut == 0 || cut == last {
@@ -1530,11 +1327,7 @@ mod tests {
             let complete = if cut == last { 5 } else { 4 };
             assert_eq!(rec.log, all[..complete].to_vec(), "cut {cut}");
             assert_eq!(rec.last_epoch, Some(complete as u64 - 1));
-            let len = if cut == last {
-                boundary + last
-            } else {
-                boundary
-            };
+            let len = if cut == last { boundary + last } else { boundary };
             assert_eq!(fs::metadata(&log).unwrap().len(), len, "cut {cut}");
             for b in &all[complete..] {
                 sd.append(b).unwrap();
@@ -1563,12 +1356,7 @@ mod tests {
         }
         // Crash in the middle of writing the first record of the new segment.
         let seg = dir.join("log-3.bin");
-        OpenOptions::new()
-            .write(true)
-            .open(&seg)
-            .unwrap()
-            .set_len(5)
-            .unwrap();
+        OpenOptions::new().write(true).open(&seg).unwrap().set_len(5).unwrap();
         let (mut sd, rec) = StateDir::open(dir).unwrap();
         assert_eq!(rec.warnings.len(), 1);
         assert!(rec.warnings[0].contains("log-3.bin"), "{}", rec.warnings[0]);
@@ -1644,11 +1432,7 @@ mod tests {
         let (_, rec) = StateDir::open(dir).unwrap();
         assert_eq!(rec.log, all);
         assert_eq!(rec.warnings.len(), 1);
-        assert!(
-            rec.warnings[0].contains("bad record length 0"),
-            "{}",
-            rec.warnings[0]
-        );
+        assert!(rec.warnings[0].contains("bad record length 0"), "{}", rec.warnings[0]);
         assert_eq!(fs::metadata(&log).unwrap().len(), good);
     }
 
@@ -1671,10 +1455,7 @@ mod tests {
                 sd.append(b).unwrap();
             }
         }
-        assert_eq!(
-            files(dir),
-            vec!["log-3.bin", "log-6.bin", "snapshot-2.bin", "snapshot-5.bin"]
-        );
+        assert_eq!(files(dir), vec!["log-3.bin", "log-6.bin", "snapshot-2.bin", "snapshot-5.bin"]);
         // Newest snapshot corrupt, and the log from the fallback is damaged at epoch 4.
         let snap = dir.join("snapshot-5.bin");
         let mut bytes = fs::read(&snap).unwrap();
@@ -1691,11 +1472,7 @@ mod tests {
         assert_eq!(rec.log, all[3..4].to_vec());
         assert_eq!(rec.last_epoch, Some(3));
         assert_eq!(rec.warnings.len(), 2, "{:?}", rec.warnings);
-        assert!(
-            rec.warnings[0].contains("snapshot-5.bin"),
-            "{}",
-            rec.warnings[0]
-        );
+        assert!(rec.warnings[0].contains("snapshot-5.bin"), "{}", rec.warnings[0]);
         assert!(rec.warnings[1].contains("log-6.bin -> log-6.bin.discarded-at-0"));
         sd.append(&all[4]).unwrap();
         drop(sd);
@@ -1781,14 +1558,8 @@ mod tests {
             fs::write(&p, bytes).unwrap();
         }
         let err = StateDir::open(dir).unwrap_err();
-        assert!(
-            matches!(err, DurabilityError::Unrecoverable { .. }),
-            "{err}"
-        );
-        assert!(
-            err.to_string().contains("epoch 0 is not in the log"),
-            "{err}"
-        );
+        assert!(matches!(err, DurabilityError::Unrecoverable { .. }), "{err}");
+        assert!(err.to_string().contains("epoch 0 is not in the log"), "{err}");
         assert!(err.to_string().contains("log-4.bin"), "{err}");
     }
 
@@ -1816,11 +1587,7 @@ mod tests {
 
         let (mut sd, rec) = StateDir::open(dir).unwrap();
         assert_eq!(rec.warnings.len(), 1);
-        assert!(
-            rec.warnings[0].contains("snapshot-3.bin.tmp"),
-            "{}",
-            rec.warnings[0]
-        );
+        assert!(rec.warnings[0].contains("snapshot-3.bin.tmp"), "{}", rec.warnings[0]);
         assert!(!dir.join("snapshot-3.bin.tmp").exists());
         assert_eq!(rec.snapshot_epoch, Some(2));
         assert_eq!(rec.log, all[3..4].to_vec());
@@ -1855,14 +1622,7 @@ mod tests {
         };
         let r = rec.into_recovery(Some(3));
         assert_eq!(r.base_epoch, 4);
-        assert_eq!(
-            r.base_updates,
-            vec![
-                Update::insert(1, 2),
-                Update::insert(1, 2),
-                weighted(3, 4, 2.5, 1)
-            ]
-        );
+        assert_eq!(r.base_updates, vec![Update::insert(1, 2), Update::insert(1, 2), weighted(3, 4, 2.5, 1)]);
         assert_eq!(r.replay, batches(1));
         assert_eq!(r.written_through, Some(3));
         let empty = Recovered::default().into_recovery(None);
@@ -1879,13 +1639,7 @@ mod tests {
         assert_eq!(read_mark(dir).unwrap(), Some((5, 1234)));
         write_mark(dir, 6, u64::MAX - 1).unwrap();
         assert_eq!(read_mark(dir).unwrap(), Some((6, u64::MAX - 1)));
-        assert_eq!(
-            ChangeLogMark::read(dir).unwrap(),
-            Some(ChangeLogMark {
-                epoch: 6,
-                offset: u64::MAX - 1
-            })
-        );
+        assert_eq!(ChangeLogMark::read(dir).unwrap(), Some(ChangeLogMark { epoch: 6, offset: u64::MAX - 1 }));
         assert_eq!(files(dir), vec![MARK_FILE]);
         // The mark lives beside the state without disturbing recovery.
         let (_, rec) = StateDir::open(dir).unwrap();
@@ -1903,17 +1657,10 @@ mod tests {
         for b in batches(5) {
             let rec = encode_record(&b);
             let payload = &rec[RECORD_HEADER as usize..];
-            assert_eq!(
-                u64::from_le_bytes(rec[..8].try_into().unwrap()),
-                payload.len() as u64
-            );
+            assert_eq!(u64::from_le_bytes(rec[..8].try_into().unwrap()), payload.len() as u64);
             assert_eq!(decode_payload(payload).unwrap(), b);
         }
-        let empty = EpochBatch {
-            epoch: 9,
-            updates: vec![],
-            ..Default::default()
-        };
+        let empty = EpochBatch { epoch: 9, updates: vec![], ..Default::default() };
         assert_eq!(record_len(&empty), RECORD_HEADER + MIN_PAYLOAD);
         assert_eq!(decode_payload(&encode_record(&empty)[12..]).unwrap(), empty);
     }

@@ -243,8 +243,8 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
     let mut restarted = false;
 
     if let Some(dir) = &config.state_dir {
-        let (state_dir, recovered) = StateDir::open(dir)
-            .map_err(|e| anyhow!("cannot open the state directory {}: {e}", dir.display()))?;
+        let (state_dir, recovered) =
+            StateDir::open(dir).map_err(|e| anyhow!("cannot open the state directory {}: {e}", dir.display()))?;
         written_through = read_mark(dir)
             .map_err(|e| anyhow!("cannot read the output mark in {}: {e}", dir.display()))?
             .map(|(epoch, _offset)| epoch);
@@ -268,30 +268,21 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
     }
     if !restarted {
         let updates: Vec<Update> = match &config.graph {
-            Some(path) => read_edges(path)?
-                .into_iter()
-                .map(|(src, dst, weight)| Update {
-                    src,
-                    dst,
-                    weight,
-                    diff: 1,
-                })
-                .collect(),
+            Some(path) => {
+                read_edges(path)?.into_iter().map(|(src, dst, weight)| Update { src, dst, weight, diff: 1 }).collect()
+            }
             None => Vec::new(),
         };
         apply(&mut edges, &updates);
         let batch = EpochBatch { epoch: 0, updates, ..Default::default() };
         if let Some(state) = state.as_mut() {
-            state
-                .append(&batch)
-                .map_err(|e| anyhow!("cannot log epoch 0 (the initial graph): {e}"))?;
+            state.append(&batch).map_err(|e| anyhow!("cannot log epoch 0 (the initial graph): {e}"))?;
         }
         initial.push(batch);
     }
     let next_epoch = initial.last().map_or(0, |b| b.epoch + 1);
-    let static_edges = initial
-        .iter()
-        .any(|b| (0..b.updates.len()).any(|i| b.times.get(i).copied().flatten().is_none()));
+    let static_edges =
+        initial.iter().any(|b| (0..b.updates.len()).any(|i| b.times.get(i).copied().flatten().is_none()));
     // Windowed streams: the watermark follows from the epochs so far; `edges` keeps the static
     // edges only, the timed ones are in `alive` until they leave their window.
     let mut alive = BTreeMap::new();
@@ -310,14 +301,10 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
         clock
     });
 
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..config.workers)
-        .map(|_| mpsc::channel::<EpochBatch>())
-        .unzip();
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..config.workers).map(|_| mpsc::channel::<EpochBatch>()).unzip();
     for batch in initial {
         for sender in &senders {
-            sender
-                .send(batch.clone())
-                .expect("the receivers are still held here");
+            sender.send(batch.clone()).expect("the receivers are still held here");
         }
     }
 
@@ -330,19 +317,16 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
             "stdin".to_string()
         }
         LiveInput::Listen(address) => {
-            let listener = TcpListener::bind(address.as_str())
-                .with_context(|| format!("cannot listen on {address}"))?;
+            let listener =
+                TcpListener::bind(address.as_str()).with_context(|| format!("cannot listen on {address}"))?;
             local_addr = Some(listener.local_addr()?);
             listener.set_nonblocking(true)?;
             let shutdown = shutdown.clone();
-            spawn("ripples-live-accept", move || {
-                accept(listener, events, shutdown)
-            })?;
+            spawn("ripples-live-accept", move || accept(listener, events, shutdown))?;
             address.clone()
         }
         LiveInput::Follow(path) => {
-            let file =
-                File::open(path).with_context(|| format!("cannot follow {}", path.display()))?;
+            let file = File::open(path).with_context(|| format!("cannot follow {}", path.display()))?;
             // Epoch k (k >= 1) was closed by the file's k-th `commit` line.
             let skip_commits = next_epoch.saturating_sub(1);
             if skip_commits > 0 && (config.batch.is_some() || config.epoch_ms.is_some()) {
@@ -355,9 +339,7 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
             }
             let name = path.display().to_string();
             let (path, shutdown) = (path.clone(), shutdown.clone());
-            spawn("ripples-live-follow", move || {
-                follow(&path, file, skip_commits, events, shutdown)
-            })?;
+            spawn("ripples-live-follow", move || follow(&path, file, skip_commits, events, shutdown))?;
             name
         }
     };
@@ -386,22 +368,12 @@ pub fn start(config: LiveConfig) -> anyhow::Result<LiveHandle> {
         source_name,
     };
     let epoch_ms = config.epoch_ms;
-    let thread = thread::Builder::new()
-        .name("ripples-live".into())
-        .spawn(move || {
-            let result = sequencer.run(&queue, epoch_ms);
-            shutdown.store(true, Ordering::SeqCst);
-            result
-        })?;
-    Ok(LiveHandle {
-        static_edges,
-        receivers,
-        progress,
-        written_through,
-        warnings,
-        local_addr,
-        thread,
-    })
+    let thread = thread::Builder::new().name("ripples-live".into()).spawn(move || {
+        let result = sequencer.run(&queue, epoch_ms);
+        shutdown.store(true, Ordering::SeqCst);
+        result
+    })?;
+    Ok(LiveHandle { static_edges, receivers, progress, written_through, warnings, local_addr, thread })
 }
 
 /// Rebuilds the multiset and the batches to replay from what the state directory holds.
@@ -412,14 +384,8 @@ fn recover(
     initial: &mut Vec<EpochBatch>,
     warnings: &mut Vec<String>,
 ) -> anyhow::Result<bool> {
-    let Recovered {
-        snapshot_epoch,
-        snapshot_edges,
-        snapshot_times,
-        log,
-        last_epoch,
-        warnings: recovery_warnings,
-    } = recovered;
+    let Recovered { snapshot_epoch, snapshot_edges, snapshot_times, log, last_epoch, warnings: recovery_warnings } =
+        recovered;
     warnings.extend(recovery_warnings);
     if snapshot_epoch.is_none() && log.is_empty() {
         if let Some(last) = last_epoch {
@@ -442,12 +408,7 @@ fn recover(
                 *edges.entry(update.edge()).or_insert(0) += count;
             }
         }
-        initial.push(EpochBatch {
-            epoch: base,
-            updates,
-            times,
-            late: 0,
-        });
+        initial.push(EpochBatch { epoch: base, updates, times, late: 0 });
         expected = base + 1;
     }
     for batch in log {
@@ -455,10 +416,7 @@ fn recover(
             continue;
         }
         if batch.epoch != expected {
-            bail!(
-                "the state directory's log holds epoch {} where epoch {expected} was expected",
-                batch.epoch
-            );
+            bail!("the state directory's log holds epoch {} where epoch {expected} was expected", batch.epoch);
         }
         apply(edges, &batch.updates);
         initial.push(batch);
@@ -477,10 +435,7 @@ fn recover(
 }
 
 fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> anyhow::Result<()> {
-    thread::Builder::new()
-        .name(name.to_string())
-        .spawn(body)
-        .with_context(|| format!("cannot start thread {name}"))?;
+    thread::Builder::new().name(name.to_string()).spawn(body).with_context(|| format!("cannot start thread {name}"))?;
     Ok(())
 }
 
@@ -508,12 +463,7 @@ fn alive_key(spec: &WindowSpec, edge: Edge, time: Time) -> (Time, Edge, Time) {
 
 fn edge_update(edge: Edge) -> Update {
     let weight = (edge.2 != weight_bits(None)).then(|| f64::from_bits(edge.2));
-    Update {
-        src: edge.0,
-        dst: edge.1,
-        weight,
-        diff: 1,
-    }
+    Update { src: edge.0, dst: edge.1, weight, diff: 1 }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -629,19 +579,13 @@ impl LineSplitter {
     fn push(&mut self, line: &[u8], out: &mut Vec<Line>) {
         self.line_no += 1;
         if let Some(item) = classify(line) {
-            out.push(Line {
-                no: self.line_no,
-                item,
-            });
+            out.push(Line { no: self.line_no, item });
         }
     }
 
     fn push_too_long(&mut self, out: &mut Vec<Line>) {
         self.line_no += 1;
-        out.push(Line {
-            no: self.line_no,
-            item: Item::Bad(format!("line too long (more than {MAX_LINE} bytes)")),
-        });
+        out.push(Line { no: self.line_no, item: Item::Bad(format!("line too long (more than {MAX_LINE} bytes)")) });
     }
 }
 
@@ -679,13 +623,7 @@ fn read_stdin(events: SyncSender<Event>) {
     }
 }
 
-fn follow(
-    path: &Path,
-    mut file: File,
-    mut skip_commits: u64,
-    events: SyncSender<Event>,
-    shutdown: Arc<AtomicBool>,
-) {
+fn follow(path: &Path, mut file: File, mut skip_commits: u64, events: SyncSender<Event>, shutdown: Arc<AtomicBool>) {
     let mut buf = vec![0u8; READ_CHUNK];
     let mut splitter = LineSplitter::default();
     let mut offset: u64 = 0;
@@ -694,10 +632,7 @@ fn follow(
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                let _ = events.send(Event::Failed(format!(
-                    "cannot read {}: {e}",
-                    path.display()
-                )));
+                let _ = events.send(Event::Failed(format!("cannot read {}: {e}", path.display())));
                 return;
             }
         };
@@ -781,41 +716,26 @@ fn serve(conn: ConnId, stream: TcpStream, events: SyncSender<Event>) {
     let (reply, replies) = mpsc::sync_channel::<String>(REPLY_QUEUE);
     let flushed = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
     let flushed_by_writer = flushed.clone();
-    let written = thread::Builder::new()
-        .name(format!("ripples-live-reply-{conn}"))
-        .spawn(move || {
-            let mut out = Vec::new();
-            while let Ok(first) = replies.recv() {
-                out.clear();
-                out.extend_from_slice(first.as_bytes());
-                while let Ok(more) = replies.try_recv() {
-                    out.extend_from_slice(more.as_bytes());
-                }
-                if writer
-                    .write_all(&out)
-                    .and_then(|()| writer.flush())
-                    .is_err()
-                {
-                    break;
-                }
+    let written = thread::Builder::new().name(format!("ripples-live-reply-{conn}")).spawn(move || {
+        let mut out = Vec::new();
+        while let Ok(first) = replies.recv() {
+            out.clear();
+            out.extend_from_slice(first.as_bytes());
+            while let Ok(more) = replies.try_recv() {
+                out.extend_from_slice(more.as_bytes());
             }
-            let _ = writer.shutdown(Shutdown::Both);
-            let (done, signal) = &*flushed_by_writer;
-            if let Ok(mut done) = done.lock() {
-                *done = true;
+            if writer.write_all(&out).and_then(|()| writer.flush()).is_err() {
+                break;
             }
-            signal.notify_all();
-        });
-    if written.is_err()
-        || events
-            .send(Event::Connect {
-                conn,
-                reply,
-                socket,
-                flushed,
-            })
-            .is_err()
-    {
+        }
+        let _ = writer.shutdown(Shutdown::Both);
+        let (done, signal) = &*flushed_by_writer;
+        if let Ok(mut done) = done.lock() {
+            *done = true;
+        }
+        signal.notify_all();
+    });
+    if written.is_err() || events.send(Event::Connect { conn, reply, socket, flushed }).is_err() {
         let _ = stream.shutdown(Shutdown::Both);
         return;
     }
@@ -888,18 +808,10 @@ struct Sequencer {
 }
 
 impl Sequencer {
-    fn run(
-        mut self,
-        queue: &Receiver<Event>,
-        epoch_ms: Option<u64>,
-    ) -> Result<LiveSummary, LiveFailure> {
+    fn run(mut self, queue: &Receiver<Event>, epoch_ms: Option<u64>) -> Result<LiveSummary, LiveFailure> {
         let period = epoch_ms.map(Duration::from_millis);
         let mut tick = period.map(|p| Instant::now() + p);
-        let mut flow = if self.wait_room() {
-            Flow::Continue
-        } else {
-            Flow::Stopped
-        };
+        let mut flow = if self.wait_room() { Flow::Continue } else { Flow::Stopped };
         while let Flow::Continue = flow {
             if self.progress.is_stopped() || self.workers_gone {
                 flow = Flow::Stopped;
@@ -909,18 +821,12 @@ impl Sequencer {
                 let now = Instant::now();
                 if now >= at {
                     self.close(None)?;
-                    tick = Some(if now >= at + period {
-                        now + period
-                    } else {
-                        at + period
-                    });
+                    tick = Some(if now >= at + period { now + period } else { at + period });
                     flow = self.after_close();
                     continue;
                 }
             }
-            let wait = tick.map_or(Duration::from_millis(100), |at| {
-                at.saturating_duration_since(Instant::now())
-            });
+            let wait = tick.map_or(Duration::from_millis(100), |at| at.saturating_duration_since(Instant::now()));
             flow = match queue.recv_timeout(wait) {
                 Ok(event) => self.handle(event)?,
                 Err(RecvTimeoutError::Timeout) => Flow::Continue,
@@ -946,12 +852,7 @@ impl Sequencer {
 
     fn handle(&mut self, event: Event) -> Result<Flow, String> {
         match event {
-            Event::Connect {
-                conn,
-                reply,
-                socket,
-                flushed,
-            } => {
+            Event::Connect { conn, reply, socket, flushed } => {
                 self.conns.insert(conn, Connection { reply, socket, flushed });
                 self.reply(conn, format!("ready {}\n", self.next_epoch));
                 Ok(Flow::Continue)
@@ -973,11 +874,7 @@ impl Sequencer {
             let flow = match item {
                 Item::Update(update, time) => match self.offer(conn, update, time) {
                     // Dropped late lines count too: an epoch is N consecutive update lines.
-                    Ok(())
-                        if self
-                            .batch
-                            .is_some_and(|n| self.pending.len() as u64 + self.pending_late >= n as u64) =>
-                    {
+                    Ok(()) if self.batch.is_some_and(|n| self.pending.len() as u64 + self.pending_late >= n as u64) => {
                         self.close(None)?;
                         self.after_close()
                     }
@@ -992,9 +889,7 @@ impl Sequencer {
                 Item::End => Flow::End(Some(conn).filter(|&c| c != LOCAL)),
             };
             if !matches!(flow, Flow::Continue) {
-                self.summary.late += lines
-                    .filter(|line| matches!(line.item, Item::Update(..)))
-                    .count() as u64;
+                self.summary.late += lines.filter(|line| matches!(line.item, Item::Update(..))).count() as u64;
                 return Ok(flow);
             }
         }
@@ -1017,10 +912,7 @@ impl Sequencer {
             }
         }
         if self.insert_only && update.diff < 0 {
-            return Err(format!(
-                "deletion of edge {} {} on a stream declared --insert-only",
-                update.src, update.dst
-            ));
+            return Err(format!("deletion of edge {} {} on a stream declared --insert-only", update.src, update.dst));
         }
         let edge = update.edge();
         let producer = self.producers.entry(conn).or_default();
@@ -1063,10 +955,7 @@ impl Sequencer {
             if !self.skip_bad_lines {
                 return Flow::Failed(format!("{}:{no}: {reason}", self.source_name));
             }
-            eprintln!(
-                "ripples: warning: {} line {no}: {reason} (line skipped)",
-                self.source_name
-            );
+            eprintln!("ripples: warning: {} line {no}: {reason} (line skipped)", self.source_name);
         } else {
             self.discard(conn);
             self.reply(conn, format!("error {no}: {reason}\n"));
@@ -1080,9 +969,7 @@ impl Sequencer {
             return;
         };
         if let Err(TrySendError::Full(_)) = connection.reply.try_send(message) {
-            eprintln!(
-                "ripples: warning: producer {conn} does not read its replies; disconnecting it"
-            );
+            eprintln!("ripples: warning: producer {conn} does not read its replies; disconnecting it");
             let _ = connection.socket.shutdown(Shutdown::Both);
             self.conns.remove(&conn);
         }
@@ -1111,9 +998,7 @@ impl Sequencer {
             None => EpochBatch { epoch, updates, ..Default::default() },
         };
         if let Some(state) = self.state.as_mut() {
-            state
-                .append(&batch)
-                .map_err(|e| format!("cannot log epoch {epoch}: {e}"))?;
+            state.append(&batch).map_err(|e| format!("cannot log epoch {epoch}: {e}"))?;
         }
         match &self.clock {
             Some(clock) => {
@@ -1154,10 +1039,7 @@ impl Sequencer {
         // Let the dataflow finish `epoch` first (it is at most `max_behind` epochs behind, and
         // usually one): the snapshot must not run ahead of the change log.
         let deadline = Instant::now() + Duration::from_secs(60);
-        while self.progress.completed() <= epoch
-            && !self.progress.is_stopped()
-            && Instant::now() < deadline
-        {
+        while self.progress.completed() <= epoch && !self.progress.is_stopped() && Instant::now() < deadline {
             thread::sleep(Duration::from_micros(200));
         }
         if self.progress.completed() <= epoch {
@@ -1165,10 +1047,8 @@ impl Sequencer {
         }
         let mut copies: Vec<(Edge, u64)> = self.edges.iter().map(|(&e, &n)| (e, n)).collect();
         copies.sort_unstable();
-        let mut entries: Vec<(Update, Option<Time>, u64)> = copies
-            .into_iter()
-            .map(|(e, n)| (edge_update(e), None, n))
-            .collect();
+        let mut entries: Vec<(Update, Option<Time>, u64)> =
+            copies.into_iter().map(|(e, n)| (edge_update(e), None, n)).collect();
         if let Some(clock) = &self.clock {
             // A copy that left its window before the frontier can change no result that is
             // still to be written (the one at `frontier - 1` included): it is not kept.
@@ -1177,9 +1057,7 @@ impl Sequencer {
             entries.extend(self.alive.iter().map(|(&(_, e, t), &n)| (edge_update(e), Some(t), n)));
         }
         // Fatal: a failed snapshot write leaves the state directory refusing further appends.
-        state
-            .snapshot_timed(epoch, &entries)
-            .map_err(|e| format!("cannot snapshot epoch {epoch}: {e}"))
+        state.snapshot_timed(epoch, &entries).map_err(|e| format!("cannot snapshot epoch {epoch}: {e}"))
     }
 
     fn after_close(&self) -> Flow {
@@ -1205,11 +1083,7 @@ impl Sequencer {
     }
 
     /// `end`: close the pending epoch if it has updates, let the driver finish, answer `bye`.
-    fn end(
-        mut self,
-        ender: Option<ConnId>,
-        queue: &Receiver<Event>,
-    ) -> Result<LiveSummary, String> {
+    fn end(mut self, ender: Option<ConnId>, queue: &Receiver<Event>) -> Result<LiveSummary, String> {
         if !self.pending.is_empty() {
             self.close(None)?;
         }
@@ -1219,10 +1093,7 @@ impl Sequencer {
         }
         while let Ok(event) = queue.try_recv() {
             if let Event::Lines { lines, .. } = event {
-                self.summary.late += lines
-                    .iter()
-                    .filter(|line| matches!(line.item, Item::Update(..)))
-                    .count() as u64;
+                self.summary.late += lines.iter().filter(|line| matches!(line.item, Item::Update(..))).count() as u64;
             }
         }
         if let Some(conn) = ender {
@@ -1332,35 +1203,17 @@ mod tests {
         let mut splitter = LineSplitter::default();
         let mut out = Vec::new();
         splitter.feed(b"+ 1 2\n# c\n\n- 3", &mut out);
-        assert_eq!(
-            out,
-            vec![Line {
-                no: 1,
-                item: Item::Update(ins(1, 2), None)
-            }]
-        );
+        assert_eq!(out, vec![Line { no: 1, item: Item::Update(ins(1, 2), None) }]);
         out.clear();
         splitter.feed(b" 4\r\ncommit\n  end \nx\n", &mut out);
         let bad = parse_update_line("x").unwrap_err().to_string();
         assert_eq!(
             out,
             vec![
-                Line {
-                    no: 4,
-                    item: Item::Update(del(3, 4), None)
-                },
-                Line {
-                    no: 5,
-                    item: Item::Commit
-                },
-                Line {
-                    no: 6,
-                    item: Item::End
-                },
-                Line {
-                    no: 7,
-                    item: Item::Bad(bad)
-                },
+                Line { no: 4, item: Item::Update(del(3, 4), None) },
+                Line { no: 5, item: Item::Commit },
+                Line { no: 6, item: Item::End },
+                Line { no: 7, item: Item::Bad(bad) },
             ]
         );
         out.clear();
@@ -1369,20 +1222,11 @@ mod tests {
         splitter.feed(&long, &mut out);
         splitter.feed(&long, &mut out);
         assert!(out.is_empty());
-        assert!(
-            splitter.partial.is_empty(),
-            "an overlong line is not buffered"
-        );
+        assert!(splitter.partial.is_empty(), "an overlong line is not buffered");
         splitter.feed(b"1\n5 6", &mut out);
         splitter.finish(&mut out);
         assert!(matches!(&out[0], Line { no: 8, item: Item::Bad(m) } if m.contains("too long")));
-        assert_eq!(
-            out[1],
-            Line {
-                no: 9,
-                item: Item::Update(ins(5, 6), None)
-            }
-        );
+        assert_eq!(out[1], Line { no: 9, item: Item::Update(ins(5, 6), None) });
     }
 
     #[test]
@@ -1392,14 +1236,7 @@ mod tests {
         assert_eq!(a.line(), "ready 1");
         let mut b = Client::connect(&handle);
         assert_eq!(b.line(), "ready 1");
-        assert_eq!(
-            next_epoch(&handle),
-            EpochBatch {
-                epoch: 0,
-                updates: vec![],
-                ..Default::default()
-            }
-        );
+        assert_eq!(next_epoch(&handle), EpochBatch { epoch: 0, updates: vec![], ..Default::default() });
 
         a.send("+ 1 2\n2 3 0.5\ncommit\n");
         assert_eq!(a.line(), "ok 1");
@@ -1424,26 +1261,12 @@ mod tests {
         a.send("+ 7 7\n");
         thread::sleep(Duration::from_millis(200));
         b.send("- 7 7\ncommit\n");
-        assert_eq!(
-            b.line(),
-            "error 6: cannot delete edge 7 7: no copy of it is present"
-        );
+        assert_eq!(b.line(), "error 6: cannot delete edge 7 7: no copy of it is present");
         assert_eq!(b.line(), "ok 6");
 
-        let weighted = Update {
-            src: 2,
-            dst: 3,
-            weight: Some(0.5),
-            diff: 1,
-        };
-        let expected = [
-            vec![ins(1, 2), weighted],
-            vec![del(1, 2)],
-            vec![ins(4, 5), ins(6, 7)],
-            vec![],
-            vec![],
-            vec![ins(7, 7)],
-        ];
+        let weighted = Update { src: 2, dst: 3, weight: Some(0.5), diff: 1 };
+        let expected =
+            [vec![ins(1, 2), weighted], vec![del(1, 2)], vec![ins(4, 5), ins(6, 7)], vec![], vec![], vec![ins(7, 7)]];
         for (i, updates) in expected.into_iter().enumerate() {
             let epoch = i as u64 + 1;
             assert_eq!(next_epoch(&handle), EpochBatch { epoch, updates, ..Default::default() });
@@ -1451,21 +1274,9 @@ mod tests {
         a.send("end\n");
         assert_eq!(a.line(), "bye");
         assert_eq!(b.line(), "", "other connections are closed");
-        assert!(
-            handle.receivers[0].recv_timeout(WAIT).is_err(),
-            "senders dropped"
-        );
+        assert!(handle.receivers[0].recv_timeout(WAIT).is_err(), "senders dropped");
         let summary = handle.thread.join().unwrap().unwrap();
-        assert_eq!(
-            summary,
-            LiveSummary {
-                epochs: 6,
-                updates: 6,
-                late: 0,
-                rejected_lines: 1,
-                late_dropped: 0
-            }
-        );
+        assert_eq!(summary, LiveSummary { epochs: 6, updates: 6, late: 0, rejected_lines: 1, late_dropped: 0 });
     }
 
     #[test]
@@ -1483,26 +1294,17 @@ mod tests {
 
         // Lines 5..: deleting a copy that is not there (the second one).
         p.send("- 4 5\n# comment\n- 4 5\ncommit\n");
-        assert_eq!(
-            p.line(),
-            "error 7: cannot delete edge 4 5: no copy of it is present"
-        );
+        assert_eq!(p.line(), "error 7: cannot delete edge 4 5: no copy of it is present");
         assert_eq!(p.line(), "ok 2");
         assert_eq!(next_epoch(&handle).updates, vec![]);
 
         // The edge the malformed line's epoch would have inserted is absent too.
         p.send("- 1 2 1.5\n");
-        assert_eq!(
-            p.line(),
-            "error 9: cannot delete edge 1 2 1.5: no copy of it is present"
-        );
+        assert_eq!(p.line(), "error 9: cannot delete edge 1 2 1.5: no copy of it is present");
         // A copy inserted earlier in the same epoch may be deleted.
         p.send("+ 9 9\n- 9 9\n- 4 5\ncommit\n");
         assert_eq!(p.line(), "ok 3");
-        assert_eq!(
-            next_epoch(&handle).updates,
-            vec![ins(9, 9), del(9, 9), del(4, 5)]
-        );
+        assert_eq!(next_epoch(&handle).updates, vec![ins(9, 9), del(9, 9), del(4, 5)]);
 
         p.send("+ 1 1\nend\n+ 2 2\n");
         assert_eq!(next_epoch(&handle).updates, vec![ins(1, 1)]);
@@ -1527,10 +1329,7 @@ mod tests {
         assert_eq!(p.line(), "bye");
         let batches = consumer.join().unwrap();
         let updates: Vec<_> = batches.into_iter().map(|b| b.updates).collect();
-        assert_eq!(
-            updates,
-            vec![vec![], vec![ins(1, 2), ins(2, 3)], vec![ins(3, 4)]]
-        );
+        assert_eq!(updates, vec![vec![], vec![ins(1, 2), ins(2, 3)], vec![ins(3, 4)]]);
         handle.thread.join().unwrap().unwrap();
     }
 
@@ -1544,10 +1343,7 @@ mod tests {
         let mut handle = start(config.clone()).unwrap();
         let consumer = consume(&mut handle);
         thread::sleep(Duration::from_millis(100));
-        let mut file = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
+        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(b"+ 3 4\nend\n").unwrap();
         let first = consumer.join().unwrap();
         assert_eq!(first.len(), 4);
@@ -1570,24 +1366,13 @@ mod tests {
         assert_eq!(p.line(), "ready 1");
         p.send("+ 1 2\n+ 2 3\nend\n");
         assert_eq!(p.line(), "bye");
-        assert!(
-            handle.progress.completed() >= 2,
-            "bye only after the driver finished"
-        );
+        assert!(handle.progress.completed() >= 2, "bye only after the driver finished");
         let batches = consumer.join().unwrap();
         assert_eq!(
             batches,
             vec![
-                EpochBatch {
-                    epoch: 0,
-                    updates: vec![],
-                    ..Default::default()
-                },
-                EpochBatch {
-                    epoch: 1,
-                    updates: vec![ins(1, 2), ins(2, 3)],
-                    ..Default::default()
-                },
+                EpochBatch { epoch: 0, updates: vec![], ..Default::default() },
+                EpochBatch { epoch: 1, updates: vec![ins(1, 2), ins(2, 3)], ..Default::default() },
             ]
         );
         handle.thread.join().unwrap().unwrap();
@@ -1617,60 +1402,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("updates.txt");
         std::fs::write(&path, "+ 1 2\ncommit\n+ 3").unwrap();
-        let handle = start(LiveConfig {
-            skip_bad_lines: true,
-            ..LiveConfig::new(LiveInput::Follow(path.clone()))
-        })
-        .unwrap();
+        let handle =
+            start(LiveConfig { skip_bad_lines: true, ..LiveConfig::new(LiveInput::Follow(path.clone())) }).unwrap();
         let append = |text: &str| {
-            let mut file = std::fs::OpenOptions::new()
-                .append(true)
-                .open(&path)
-                .unwrap();
+            let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
             file.write_all(text.as_bytes()).unwrap();
         };
         assert_eq!(next_epoch(&handle).epoch, 0);
-        assert_eq!(
-            next_epoch(&handle),
-            EpochBatch {
-                epoch: 1,
-                updates: vec![ins(1, 2)],
-                ..Default::default()
-            }
-        );
+        assert_eq!(next_epoch(&handle), EpochBatch { epoch: 1, updates: vec![ins(1, 2)], ..Default::default() });
         thread::sleep(Duration::from_millis(100));
         append(" 4");
         let waiting = handle.receivers[0].recv_timeout(Duration::from_millis(200));
         assert!(waiting.is_err(), "no commit yet: {waiting:?}");
         append("\nbad\ncommit\n");
-        assert_eq!(
-            next_epoch(&handle),
-            EpochBatch {
-                epoch: 2,
-                updates: vec![ins(3, 4)],
-                ..Default::default()
-            }
-        );
+        assert_eq!(next_epoch(&handle), EpochBatch { epoch: 2, updates: vec![ins(3, 4)], ..Default::default() });
         append("- 3 4\nend\n");
-        assert_eq!(
-            next_epoch(&handle),
-            EpochBatch {
-                epoch: 3,
-                updates: vec![del(3, 4)],
-                ..Default::default()
-            }
-        );
+        assert_eq!(next_epoch(&handle), EpochBatch { epoch: 3, updates: vec![del(3, 4)], ..Default::default() });
         let summary = handle.thread.join().unwrap().unwrap();
-        assert_eq!(
-            summary,
-            LiveSummary {
-                epochs: 3,
-                updates: 3,
-                late: 0,
-                rejected_lines: 1,
-                late_dropped: 0
-            }
-        );
+        assert_eq!(summary, LiveSummary { epochs: 3, updates: 3, late: 0, rejected_lines: 1, late_dropped: 0 });
     }
 
     #[test]
@@ -1695,11 +1444,7 @@ mod tests {
             while let Ok(batch) = handle.receivers[0].try_recv() {
                 received.push(batch);
             }
-            assert!(
-                received.len() as u64 <= K + 2,
-                "{} epochs sent with none completed",
-                received.len()
-            );
+            assert!(received.len() as u64 <= K + 2, "{} epochs sent with none completed", received.len());
         }
         assert_eq!(received.len() as u64, K + 1);
         // Resume: complete epochs as they arrive.
@@ -1765,14 +1510,7 @@ mod tests {
         assert_eq!(p.line(), "bye");
         let second = consumer.join().unwrap();
         let (last, replayed) = second.split_last().unwrap();
-        assert_eq!(
-            last,
-            &EpochBatch {
-                epoch: 5,
-                updates: vec![del(1, 2)],
-                ..Default::default()
-            }
-        );
+        assert_eq!(last, &EpochBatch { epoch: 5, updates: vec![del(1, 2)], ..Default::default() });
         assert_eq!(replayed.last().unwrap().epoch, 4);
         assert_eq!(multiset(replayed), state, "the replay reproduces the state");
         assert!(replayed[0].epoch == 0 || replayed[0].epoch % 2 == 0);

@@ -49,27 +49,9 @@ mod tests {
     fn directed_hops() {
         let big = 1u64 << 33;
         let v = set(&[0, 1, 2, 3, big, 9]);
-        let e = [
-            (0, 1, 5.0),
-            (1, 2, 1.0),
-            (0, 2, 9.0),
-            (2, big, 1.0),
-            (big, 0, 1.0),
-            (3, 0, 1.0),
-            (2, 2, 1.0),
-        ];
+        let e = [(0, 1, 5.0), (1, 2, 1.0), (0, 2, 9.0), (2, big, 1.0), (big, 0, 1.0), (3, 0, 1.0), (2, 2, 1.0)];
         let r = bfs(&v, &e, 0);
-        assert_eq!(
-            r,
-            BTreeMap::from([
-                (0, 0),
-                (1, 1),
-                (2, 1),
-                (big, 2),
-                (3, BFS_UNREACHABLE),
-                (9, BFS_UNREACHABLE)
-            ])
-        );
+        assert_eq!(r, BTreeMap::from([(0, 0), (1, 1), (2, 1), (big, 2), (3, BFS_UNREACHABLE), (9, BFS_UNREACHABLE)]));
         assert_eq!(BFS_UNREACHABLE, 9223372036854775807);
     }
 
@@ -78,19 +60,13 @@ mod tests {
         let v = set(&[1, 2]);
         let e = [(1, 2, 1.0)];
         // Absent source: all unreachable.
-        assert_eq!(
-            bfs(&v, &e, 7),
-            BTreeMap::from([(1, BFS_UNREACHABLE), (2, BFS_UNREACHABLE)])
-        );
+        assert_eq!(bfs(&v, &e, 7), BTreeMap::from([(1, BFS_UNREACHABLE), (2, BFS_UNREACHABLE)]));
         // Isolated source.
         assert_eq!(bfs(&set(&[4]), &[], 4), BTreeMap::from([(4, 0)]));
         // Empty graph.
         assert!(bfs(&BTreeSet::new(), &[], 0).is_empty());
         // Source with a high id.
         let big = u64::MAX - 1;
-        assert_eq!(
-            bfs(&set(&[big, 0]), &[(big, 0, 1.0)], big),
-            BTreeMap::from([(big, 0), (0, 1)])
-        );
+        assert_eq!(bfs(&set(&[big, 0]), &[(big, 0, 1.0)], big), BTreeMap::from([(big, 0), (0, 1)]));
     }
 }

@@ -20,11 +20,7 @@ use crate::types::Node;
 /// same as when counting each neighbour once (the undirected definition), so no flag is needed.
 ///
 /// Panics if an edge endpoint is not in `vertices`.
-pub fn cdlp(
-    vertices: &BTreeSet<Node>,
-    edges: &[WeightedEdge],
-    iterations: u32,
-) -> BTreeMap<Node, Node> {
+pub fn cdlp(vertices: &BTreeSet<Node>, edges: &[WeightedEdge], iterations: u32) -> BTreeMap<Node, Node> {
     let adj = Adjacency::new(vertices, edges, false);
     let mut label: BTreeMap<Node, Node> = vertices.iter().map(|&v| (v, v)).collect();
     for _ in 0..iterations {
@@ -91,18 +87,9 @@ mod tests {
         // Isolated vertex keeps its label; a self-loop is ignored (vertex 4 stays isolated).
         let v = set(&[0, big, 4]);
         let e = [(0, big, 1.0), (4, 4, 1.0)];
-        assert_eq!(
-            cdlp(&v, &e, 0),
-            BTreeMap::from([(0, 0), (big, big), (4, 4)])
-        );
-        assert_eq!(
-            cdlp(&v, &e, 1),
-            BTreeMap::from([(0, big), (big, 0), (4, 4)])
-        );
-        assert_eq!(
-            cdlp(&v, &e, 2),
-            BTreeMap::from([(0, 0), (big, big), (4, 4)])
-        );
+        assert_eq!(cdlp(&v, &e, 0), BTreeMap::from([(0, 0), (big, big), (4, 4)]));
+        assert_eq!(cdlp(&v, &e, 1), BTreeMap::from([(0, big), (big, 0), (4, 4)]));
+        assert_eq!(cdlp(&v, &e, 2), BTreeMap::from([(0, 0), (big, big), (4, 4)]));
         // Duplicates count once.
         let e2 = [(0, big, 1.0), (0, big, 2.0), (4, 4, 1.0)];
         assert_eq!(cdlp(&v, &e2, 1), cdlp(&v, &e, 1));

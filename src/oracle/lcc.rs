@@ -27,10 +27,8 @@ pub fn lcc(vertices: &BTreeSet<Node>, edges: &[WeightedEdge]) -> BTreeMap<Node, 
             if d <= 1 {
                 return (v, 0.0);
             }
-            let links: usize = neighbours
-                .iter()
-                .map(|u| adj.out[u].iter().filter(|w| neighbours.contains(w)).count())
-                .sum();
+            let links: usize =
+                neighbours.iter().map(|u| adj.out[u].iter().filter(|w| neighbours.contains(w)).count()).sum();
             (v, links as f64 / (d as f64 * (d as f64 - 1.0)))
         })
         .collect()
@@ -48,14 +46,7 @@ mod tests {
     fn directed_counts_arcs() {
         let big = 1u64 << 34;
         let v = set(&[0, 1, 2, big]);
-        let e = [
-            (0, 1, 1.0),
-            (2, 0, 1.0),
-            (0, big, 1.0),
-            (1, 2, 1.0),
-            (2, 1, 1.0),
-            (big, 1, 1.0),
-        ];
+        let e = [(0, 1, 1.0), (2, 0, 1.0), (0, big, 1.0), (1, 2, 1.0), (2, 1, 1.0), (big, 1, 1.0)];
         let r = lcc(&v, &e);
         // N(0) = {1, 2, big}: arcs 1 -> 2, 2 -> 1, big -> 1 => 3 / 6.
         assert_eq!(r[&0], 0.5);
@@ -72,10 +63,7 @@ mod tests {
         let e = super::super::symmetrize(&[(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (2, 3, 1.0)]);
         let v = set(&[0, 1, 2, 3, 4]);
         let r = lcc(&v, &e);
-        assert_eq!(
-            r,
-            BTreeMap::from([(0, 1.0), (1, 1.0), (2, 1.0 / 3.0), (3, 0.0), (4, 0.0)])
-        );
+        assert_eq!(r, BTreeMap::from([(0, 1.0), (1, 1.0), (2, 1.0 / 3.0), (3, 0.0), (4, 0.0)]));
         assert!(lcc(&BTreeSet::new(), &[]).is_empty());
         // Self-loops are ignored: they neither add a neighbour nor a counted edge.
         let mut with_loops = e.clone();

@@ -59,10 +59,7 @@ pub use wcc::wcc;
 pub type WeightedEdge = (Node, Node, f64);
 
 /// The given vertices together with every edge endpoint.
-pub fn vertex_set(
-    vertices: impl IntoIterator<Item = Node>,
-    edges: &[WeightedEdge],
-) -> BTreeSet<Node> {
+pub fn vertex_set(vertices: impl IntoIterator<Item = Node>, edges: &[WeightedEdge]) -> BTreeSet<Node> {
     let mut set: BTreeSet<Node> = vertices.into_iter().collect();
     for &(u, v, _) in edges {
         set.insert(u);
@@ -106,8 +103,7 @@ impl Adjacency {
     /// outside `vertices`.
     pub fn new(vertices: &BTreeSet<Node>, edges: &[WeightedEdge], keep_self_loops: bool) -> Self {
         check_endpoints(vertices, edges);
-        let mut out: BTreeMap<Node, BTreeSet<Node>> =
-            vertices.iter().map(|&v| (v, BTreeSet::new())).collect();
+        let mut out: BTreeMap<Node, BTreeSet<Node>> = vertices.iter().map(|&v| (v, BTreeSet::new())).collect();
         let mut inc = out.clone();
         for &(u, v, _) in edges {
             if u == v && !keep_self_loops {

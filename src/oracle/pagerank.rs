@@ -31,22 +31,12 @@ pub fn pagerank(
     let n = vertices.len() as f64;
     let mut rank: BTreeMap<Node, f64> = vertices.iter().map(|&v| (v, 1.0 / n)).collect();
     for _ in 0..iterations {
-        let sink_mass: f64 = vertices
-            .iter()
-            .filter(|v| adj.out[v].is_empty())
-            .map(|v| rank[v])
-            .sum();
+        let sink_mass: f64 = vertices.iter().filter(|v| adj.out[v].is_empty()).map(|v| rank[v]).sum();
         let next: BTreeMap<Node, f64> = vertices
             .iter()
             .map(|&v| {
-                let incoming: f64 = adj.inc[&v]
-                    .iter()
-                    .map(|u| rank[u] / adj.out[u].len() as f64)
-                    .sum();
-                (
-                    v,
-                    (1.0 - damping) / n + damping * incoming + damping / n * sink_mass,
-                )
+                let incoming: f64 = adj.inc[&v].iter().map(|u| rank[u] / adj.out[u].len() as f64).sum();
+                (v, (1.0 - damping) / n + damping * incoming + damping / n * sink_mass)
             })
             .collect();
         rank = next;
@@ -83,10 +73,7 @@ mod tests {
             let r = pagerank(&v, &e, 0.85, i);
             assert!(close(r.values().sum::<f64>(), 1.0));
         }
-        assert_eq!(
-            pagerank(&v, &e, 0.85, 0),
-            BTreeMap::from([(0, t), (1, t), (2, t)])
-        );
+        assert_eq!(pagerank(&v, &e, 0.85, 0), BTreeMap::from([(0, t), (1, t), (2, t)]));
     }
 
     #[test]

@@ -76,10 +76,7 @@ pub fn scc(vertices: &BTreeSet<Node>, edges: &[WeightedEdge]) -> BTreeMap<Node, 
         }
     }
 
-    ids.iter()
-        .zip(component)
-        .map(|(&v, c)| (v, c.unwrap()))
-        .collect()
+    ids.iter().zip(component).map(|(&v, c)| (v, c.unwrap())).collect()
 }
 
 #[cfg(test)]
@@ -106,19 +103,7 @@ mod tests {
             (9, 9, 1.0),
             (0, big, 3.0),
         ];
-        assert_eq!(
-            scc(&v, &e),
-            BTreeMap::from([
-                (0, 0),
-                (big, 0),
-                (5, 0),
-                (6, 6),
-                (7, 6),
-                (8, 8),
-                (9, 9),
-                (10, 10)
-            ])
-        );
+        assert_eq!(scc(&v, &e), BTreeMap::from([(0, 0), (big, 0), (5, 0), (6, 6), (7, 6), (8, 8), (9, 9), (10, 10)]));
         assert!(scc(&BTreeSet::new(), &[]).is_empty());
     }
 
@@ -143,21 +128,17 @@ mod tests {
             let n = rng.gen_range(1..12u64);
             let v: BTreeSet<Node> = (0..n).map(|i| i * 3).collect();
             let m = rng.gen_range(0..3 * n);
-            let e: Vec<WeightedEdge> = (0..m)
-                .map(|_| (rng.gen_range(0..n) * 3, rng.gen_range(0..n) * 3, 1.0))
-                .collect();
-            let reach: BTreeMap<Node, BTreeMap<Node, u64>> = v
-                .iter()
-                .map(|&s| (s, super::super::bfs(&v, &e, s)))
-                .collect();
+            let e: Vec<WeightedEdge> =
+                (0..m).map(|_| (rng.gen_range(0..n) * 3, rng.gen_range(0..n) * 3, 1.0)).collect();
+            let reach: BTreeMap<Node, BTreeMap<Node, u64>> =
+                v.iter().map(|&s| (s, super::super::bfs(&v, &e, s))).collect();
             let r = scc(&v, &e);
             for &a in &v {
                 let expected = v
                     .iter()
                     .copied()
                     .filter(|b| {
-                        reach[&a][b] != super::super::BFS_UNREACHABLE
-                            && reach[b][&a] != super::super::BFS_UNREACHABLE
+                        reach[&a][b] != super::super::BFS_UNREACHABLE && reach[b][&a] != super::super::BFS_UNREACHABLE
                     })
                     .min()
                     .unwrap();

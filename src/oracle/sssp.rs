@@ -17,19 +17,11 @@ use crate::types::Node;
 ///
 /// Panics if an edge endpoint is not in `vertices` or a weight is negative or NaN (Graphalytics
 /// weights are `>= 0`).
-pub fn sssp(
-    vertices: &BTreeSet<Node>,
-    edges: &[WeightedEdge],
-    source: Node,
-) -> BTreeMap<Node, f64> {
+pub fn sssp(vertices: &BTreeSet<Node>, edges: &[WeightedEdge], source: Node) -> BTreeMap<Node, f64> {
     check_endpoints(vertices, edges);
-    let mut out: BTreeMap<Node, BTreeMap<Node, f64>> =
-        vertices.iter().map(|&v| (v, BTreeMap::new())).collect();
+    let mut out: BTreeMap<Node, BTreeMap<Node, f64>> = vertices.iter().map(|&v| (v, BTreeMap::new())).collect();
     for &(u, v, w) in edges {
-        assert!(
-            w >= 0.0,
-            "oracle: sssp edge ({u}, {v}) has weight {w}, which is not >= 0"
-        );
+        assert!(w >= 0.0, "oracle: sssp edge ({u}, {v}) has weight {w}, which is not >= 0");
         let slot = out.get_mut(&u).unwrap().entry(v).or_insert(w);
         *slot = slot.min(w);
     }
@@ -97,20 +89,14 @@ mod tests {
             (3, 0, 1.0),
         ];
         let r = sssp(&v, &e, 0);
-        assert_eq!(
-            r,
-            BTreeMap::from([(0, 0.0), (1, 1.5), (2, 1.0), (3, f64::INFINITY), (big, 1.5)])
-        );
+        assert_eq!(r, BTreeMap::from([(0, 0.0), (1, 1.5), (2, 1.0), (3, f64::INFINITY), (big, 1.5)]));
     }
 
     #[test]
     fn zero_weight_cycle_and_corners() {
         let v = set(&[1, 2, 3]);
         let e = [(1, 2, 0.0), (2, 1, 0.0), (2, 3, 0.0)];
-        assert_eq!(
-            sssp(&v, &e, 1),
-            BTreeMap::from([(1, 0.0), (2, 0.0), (3, 0.0)])
-        );
+        assert_eq!(sssp(&v, &e, 1), BTreeMap::from([(1, 0.0), (2, 0.0), (3, 0.0)]));
         // Absent source: everything unreachable.
         assert!(sssp(&v, &e, 0).values().all(|d| *d == f64::INFINITY));
         // Empty graph; isolated source; vertex 0 as source.

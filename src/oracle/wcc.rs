@@ -13,8 +13,7 @@ use crate::types::Node;
 /// Panics if an edge endpoint is not in `vertices`.
 pub fn wcc(vertices: &BTreeSet<Node>, edges: &[WeightedEdge]) -> BTreeMap<Node, Node> {
     check_endpoints(vertices, edges);
-    let mut neighbours: BTreeMap<Node, Vec<Node>> =
-        vertices.iter().map(|&v| (v, Vec::new())).collect();
+    let mut neighbours: BTreeMap<Node, Vec<Node>> = vertices.iter().map(|&v| (v, Vec::new())).collect();
     for &(u, v, _) in edges {
         neighbours.get_mut(&u).unwrap().push(v);
         neighbours.get_mut(&v).unwrap().push(u);
@@ -51,27 +50,15 @@ mod tests {
     fn components_ignore_direction() {
         let big = 1u64 << 40;
         let v = set(&[0, 5, 9, big, big + 1, 7]);
-        let e = [
-            (9, 0, 1.0),
-            (5, 9, 1.0),
-            (big + 1, big, 1.0),
-            (7, 7, 1.0),
-            (5, 9, 2.0),
-        ];
+        let e = [(9, 0, 1.0), (5, 9, 1.0), (big + 1, big, 1.0), (7, 7, 1.0), (5, 9, 2.0)];
         let r = wcc(&v, &e);
-        assert_eq!(
-            r,
-            BTreeMap::from([(0, 0), (5, 0), (9, 0), (7, 7), (big, big), (big + 1, big)])
-        );
+        assert_eq!(r, BTreeMap::from([(0, 0), (5, 0), (9, 0), (7, 7), (big, big), (big + 1, big)]));
     }
 
     #[test]
     fn empty_and_isolated() {
         assert!(wcc(&BTreeSet::new(), &[]).is_empty());
-        assert_eq!(
-            wcc(&set(&[3, u64::MAX]), &[]),
-            BTreeMap::from([(3, 3), (u64::MAX, u64::MAX)])
-        );
+        assert_eq!(wcc(&set(&[3, u64::MAX]), &[]), BTreeMap::from([(3, 3), (u64::MAX, u64::MAX)]));
     }
 
     #[test]

@@ -158,7 +158,12 @@ impl ResultSink {
 
     /// Like [`ResultSink::epoch`]; with `write == false` the change lines are not written (they
     /// are already in the change log, before a restart) but the state is still updated.
-    pub fn epoch_with(&mut self, epoch: Time, mut changes: Vec<((Node, u64), Diff)>, write: bool) -> std::io::Result<u64> {
+    pub fn epoch_with(
+        &mut self,
+        epoch: Time,
+        mut changes: Vec<((Node, u64), Diff)>,
+        write: bool,
+    ) -> std::io::Result<u64> {
         consolidate(&mut changes);
         // Per key: retractions before insertions, then by value.
         changes.sort_unstable_by_key(|((k, v), d)| (*k, *d > 0, *v));

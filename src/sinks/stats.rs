@@ -95,17 +95,15 @@ pub struct StatsWriter {
 
 impl StatsWriter {
     pub fn create(path: &Path) -> std::io::Result<Self> {
-        let f = File::create(path).map_err(|e| {
-            std::io::Error::new(e.kind(), format!("cannot write {}: {}", path.display(), e))
-        })?;
+        let f = File::create(path)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write {}: {}", path.display(), e)))?;
         Ok(StatsWriter { path: path.to_path_buf(), writer: BufWriter::new(f) })
     }
 
     fn line<T: Serialize>(&mut self, value: &T) -> std::io::Result<()> {
         let text = serde_json::to_string(value).map_err(std::io::Error::other)?;
-        writeln!(self.writer, "{}", text).map_err(|e| {
-            std::io::Error::new(e.kind(), format!("cannot write {}: {}", self.path.display(), e))
-        })
+        writeln!(self.writer, "{}", text)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write {}: {}", self.path.display(), e)))
     }
 
     pub fn epoch(&mut self, stats: &EpochStats) -> std::io::Result<()> {

@@ -173,10 +173,7 @@ mod tests {
         let max = *degree.iter().max().unwrap() as f64;
         assert!(max > 10.0 * average, "max degree {max}, average {average}");
         let isolated = degree.iter().filter(|&&d| d == 0).count();
-        assert!(
-            isolated > 0 && isolated < n as usize / 2,
-            "{isolated} isolated vertices"
-        );
+        assert!(isolated > 0 && isolated < n as usize / 2, "{isolated} isolated vertices");
         // The permutation spreads the hubs: the largest-degree vertex is not always id 0.
         let hubs: Vec<usize> = (0..4)
             .map(|seed| {
@@ -233,17 +230,9 @@ mod tests {
     fn rmat_scale_20_timing() {
         let start = std::time::Instant::now();
         let edges = rmat(20, 16, 1);
-        eprintln!(
-            "rmat(20, 16): {} edges in {:?}",
-            edges.len(),
-            start.elapsed()
-        );
+        eprintln!("rmat(20, 16): {} edges in {:?}", edges.len(), start.elapsed());
         let start = std::time::Instant::now();
         let edges = erdos_renyi(1 << 20, 16 << 20, 1);
-        eprintln!(
-            "erdos_renyi(2^20, 2^24): {} edges in {:?}",
-            edges.len(),
-            start.elapsed()
-        );
+        eprintln!("erdos_renyi(2^20, 2^24): {} edges in {:?}", edges.len(), start.elapsed());
     }
 }

@@ -21,15 +21,9 @@ use crate::types::{Node, Time, Update};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LineError {
     #[error("too few fields: expected {expected}, found {found}")]
-    TooFewFields {
-        expected: &'static str,
-        found: usize,
-    },
+    TooFewFields { expected: &'static str, found: usize },
     #[error("too many fields: expected {expected}, found {found}")]
-    TooManyFields {
-        expected: &'static str,
-        found: usize,
-    },
+    TooManyFields { expected: &'static str, found: usize },
     #[error("{0:?} is not a vertex id (vertex ids are integers from 0 to 18446744073709551615)")]
     BadId(String),
     #[error("negative vertex id {0:?} (vertex ids are integers from 0 to 18446744073709551615)")]
@@ -83,10 +77,7 @@ pub enum SourceError {
 
 impl SourceError {
     fn io(path: &Path, error: io::Error) -> Self {
-        SourceError::Io {
-            path: path.to_path_buf(),
-            error,
-        }
+        SourceError::Io { path: path.to_path_buf(), error }
     }
 }
 
@@ -182,10 +173,7 @@ pub fn parse_id(field: &[u8]) -> Result<Node, LineError> {
         if digit > 9 {
             return Err(bad_id(field));
         }
-        value = match value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(digit)))
-        {
+        value = match value.checked_mul(10).and_then(|v| v.checked_add(u64::from(digit))) {
             Some(v) => v,
             None => return Err(bad_id(field)),
         };
@@ -294,12 +282,7 @@ fn fast_update(s: &[u8]) -> Option<Update> {
     let mut i = 0;
     fast_seps(rest, &mut i);
     let (src, dst, weight) = fast_src_dst_weight(&rest[i..])?;
-    Some(Update {
-        src,
-        dst,
-        weight,
-        diff,
-    })
+    Some(Update { src, dst, weight, diff })
 }
 
 /// [`parse_edge_line`] on raw bytes (the line may include its `\n` / `\r\n`).
@@ -318,15 +301,9 @@ fn parse_edge_general(line: &[u8]) -> Result<Option<(Node, Node, Option<f64>)>, 
     }
     let (fields, count) = split_fields(line);
     match count {
-        0 | 1 => Err(LineError::TooFewFields {
-            expected: EDGE_FIELDS,
-            found: count,
-        }),
+        0 | 1 => Err(LineError::TooFewFields { expected: EDGE_FIELDS, found: count }),
         2 | 3 => parse_src_dst_weight(&fields[..count]).map(Some),
-        _ => Err(LineError::TooManyFields {
-            expected: EDGE_FIELDS,
-            found: count,
-        }),
+        _ => Err(LineError::TooManyFields { expected: EDGE_FIELDS, found: count }),
     }
 }
 
@@ -345,15 +322,9 @@ pub fn parse_vertex_bytes(line: &[u8]) -> Result<Option<Node>, LineError> {
     }
     let (fields, count) = split_fields(line);
     match count {
-        0 => Err(LineError::TooFewFields {
-            expected: VERTEX_FIELDS,
-            found: 0,
-        }),
+        0 => Err(LineError::TooFewFields { expected: VERTEX_FIELDS, found: 0 }),
         1 => parse_id(fields[0]).map(Some),
-        _ => Err(LineError::TooManyFields {
-            expected: VERTEX_FIELDS,
-            found: count,
-        }),
+        _ => Err(LineError::TooManyFields { expected: VERTEX_FIELDS, found: count }),
     }
 }
 
@@ -378,10 +349,7 @@ fn parse_update_general(line: &[u8]) -> Result<Option<Update>, LineError> {
     }
     let (fields, count) = split_fields(line);
     if count == 0 {
-        return Err(LineError::TooFewFields {
-            expected: BARE_UPDATE_FIELDS,
-            found: 0,
-        });
+        return Err(LineError::TooFewFields { expected: BARE_UPDATE_FIELDS, found: 0 });
     }
     let first = fields[0];
     // `skip` = number of sign fields before src.
@@ -395,23 +363,12 @@ fn parse_update_general(line: &[u8]) -> Result<Option<Update>, LineError> {
         return Err(LineError::UnknownSign(shown(first)));
     };
     match count - skip {
-        0 | 1 => Err(LineError::TooFewFields {
-            expected,
-            found: count,
-        }),
+        0 | 1 => Err(LineError::TooFewFields { expected, found: count }),
         2 | 3 => {
             let (src, dst, weight) = parse_src_dst_weight(&fields[skip..count])?;
-            Ok(Some(Update {
-                src,
-                dst,
-                weight,
-                diff,
-            }))
+            Ok(Some(Update { src, dst, weight, diff }))
         }
-        _ => Err(LineError::TooManyFields {
-            expected,
-            found: count,
-        }),
+        _ => Err(LineError::TooManyFields { expected, found: count }),
     }
 }
 
@@ -444,14 +401,11 @@ pub fn parse_timed_update_bytes(line: &[u8]) -> Result<Option<(Update, Option<Ti
         return Ok(None);
     }
     let digits = !field.is_empty() && field.len() <= 20 && field.iter().all(u8::is_ascii_digit);
-    let time = digits
-        .then(|| std::str::from_utf8(field).ok()?.parse::<Time>().ok())
-        .flatten()
-        .ok_or_else(|| {
-            let mut shown_field = b"@".to_vec();
-            shown_field.extend_from_slice(field);
-            LineError::BadTime(shown(&shown_field))
-        })?;
+    let time = digits.then(|| std::str::from_utf8(field).ok()?.parse::<Time>().ok()).flatten().ok_or_else(|| {
+        let mut shown_field = b"@".to_vec();
+        shown_field.extend_from_slice(field);
+        LineError::BadTime(shown(&shown_field))
+    })?;
     match parse_update_bytes(rest)? {
         Some(update) => Ok(Some((update, Some(time)))),
         None => Err(LineError::TimeWithoutUpdate),
@@ -595,11 +549,7 @@ fn line_number_at(path: &Path, offset: u64) -> io::Result<usize> {
 fn stop_to_error(path: &Path, stop: Stop) -> SourceError {
     match stop {
         Stop::Io(e) => SourceError::io(path, e),
-        Stop::Line {
-            offset,
-            line,
-            error,
-        } => {
+        Stop::Line { offset, line, error } => {
             let line = match line {
                 Some(line) => line,
                 None => match line_number_at(path, offset) {
@@ -607,12 +557,7 @@ fn stop_to_error(path: &Path, stop: Stop) -> SourceError {
                     Err(e) => return SourceError::io(path, e),
                 },
             };
-            InputError {
-                path: path.to_path_buf(),
-                line,
-                problem: error.to_string(),
-            }
-            .into()
+            InputError { path: path.to_path_buf(), line, problem: error.to_string() }.into()
         }
     }
 }
@@ -620,10 +565,7 @@ fn stop_to_error(path: &Path, stop: Stop) -> SourceError {
 /// The byte range `[lo, hi)` of reader `index` out of `peers` for a file of `len` bytes.
 pub fn byte_range(len: u64, index: usize, peers: usize) -> (u64, u64) {
     assert!(peers > 0, "byte_range: peers must be at least 1");
-    assert!(
-        index < peers,
-        "byte_range: index {index} out of range for {peers} peers"
-    );
+    assert!(index < peers, "byte_range: index {index} out of range for {peers} peers");
     let at = |i: usize| (u128::from(len) * i as u128 / peers as u128) as u64;
     (at(index), at(index + 1))
 }
@@ -646,22 +588,15 @@ fn read_range<T>(
     // [lo, hi-1). Starting one byte early and dropping the first segment covers both cases.
     let (pos, skip_first) = if lo == 0 { (0, false) } else { (lo - 1, true) };
     if pos > 0 {
-        file.seek(SeekFrom::Start(pos))
-            .map_err(|e| SourceError::io(path, e))?;
+        file.seek(SeekFrom::Start(pos)).map_err(|e| SourceError::io(path, e))?;
     }
-    scan_lines(file, pos, hi, skip_first, |offset, line| {
-        match parse(line) {
-            Ok(Some(item)) => {
-                out.push(item);
-                Ok(())
-            }
-            Ok(None) => Ok(()),
-            Err(error) => Err(Stop::Line {
-                offset,
-                line: None,
-                error,
-            }),
+    scan_lines(file, pos, hi, skip_first, |offset, line| match parse(line) {
+        Ok(Some(item)) => {
+            out.push(item);
+            Ok(())
         }
+        Ok(None) => Ok(()),
+        Err(error) => Err(Stop::Line { offset, line: None, error }),
     })
     .map_err(|stop| stop_to_error(path, stop))?;
     Ok(out)
@@ -683,20 +618,12 @@ pub fn read_edges_range(
 }
 
 /// The vertex-file counterpart of [`read_edges_range`].
-pub fn read_vertices_range(
-    path: &Path,
-    index: usize,
-    peers: usize,
-) -> Result<Vec<Node>, SourceError> {
+pub fn read_vertices_range(path: &Path, index: usize, peers: usize) -> Result<Vec<Node>, SourceError> {
     read_range(path, index, peers, parse_vertex_bytes)
 }
 
 /// The update-file counterpart of [`read_edges_range`] (without line numbers).
-pub fn read_updates_range(
-    path: &Path,
-    index: usize,
-    peers: usize,
-) -> Result<Vec<Update>, SourceError> {
+pub fn read_updates_range(path: &Path, index: usize, peers: usize) -> Result<Vec<Update>, SourceError> {
     read_range(path, index, peers, parse_update_bytes)
 }
 
@@ -738,11 +665,7 @@ fn read_lines<P, T>(
                 Ok(())
             }
             Ok(None) => Ok(()),
-            Err(error) => Err(Stop::Line {
-                offset,
-                line: Some(line_no),
-                error,
-            }),
+            Err(error) => Err(Stop::Line { offset, line: Some(line_no), error }),
         }
     })
     .map_err(|stop| stop_to_error(path, stop))?;
@@ -852,26 +775,10 @@ mod tests {
         assert_eq!(edge("1 2 3"), Ok(Some((1, 2, Some(3.0)))));
         assert_eq!(edge("1 2 2e-3"), Ok(Some((1, 2, Some(2e-3)))));
         assert_eq!(edge("1 2 -0"), Ok(Some((1, 2, Some(0.0)))));
-        assert!(parse_edge_line("1 2 -0")
-            .unwrap()
-            .unwrap()
-            .2
-            .unwrap()
-            .is_sign_positive());
-        assert_eq!(
-            edge("007 18446744073709551615"),
-            Ok(Some((7, u64::MAX, None)))
-        );
+        assert!(parse_edge_line("1 2 -0").unwrap().unwrap().2.unwrap().is_sign_positive());
+        assert_eq!(edge("007 18446744073709551615"), Ok(Some((7, u64::MAX, None))));
         assert_eq!(edge("\u{feff}1 2"), Ok(Some((1, 2, None))));
-        for skipped in [
-            "",
-            "\n",
-            "\r\n",
-            "   \t ",
-            "# a comment",
-            "  % matrix market",
-            "#1 2",
-        ] {
+        for skipped in ["", "\n", "\r\n", "   \t ", "# a comment", "  % matrix market", "#1 2"] {
             assert_eq!(edge(skipped), Ok(None), "{skipped:?}");
         }
     }
@@ -886,7 +793,10 @@ mod tests {
             ("1 2.5", "\"2.5\" is not a vertex id (vertex ids are integers from 0 to 18446744073709551615)"),
             ("+1 2", "\"+1\" is not a vertex id (vertex ids are integers from 0 to 18446744073709551615)"),
             ("-5 2", "negative vertex id \"-5\" (vertex ids are integers from 0 to 18446744073709551615)"),
-            ("1 18446744073709551616", "vertex id \"18446744073709551616\" is too large (the largest vertex id is 18446744073709551615)"),
+            (
+                "1 18446744073709551616",
+                "vertex id \"18446744073709551616\" is too large (the largest vertex id is 18446744073709551615)",
+            ),
             ("1 2 x", "\"x\" is not a weight (weights are finite numbers >= 0, such as 1, 0.5 or 2e-3)"),
             ("1 2 NaN", "weight \"NaN\" is NaN (weights are finite numbers >= 0)"),
             ("1 2 inf", "weight \"inf\" is infinite (weights are finite numbers >= 0)"),
@@ -897,10 +807,7 @@ mod tests {
             assert_eq!(edge(line), Err(message.to_string()), "{line:?}");
         }
         // Overflow with a non-digit later is a bad id, not an overflow.
-        assert!(matches!(
-            parse_edge_line("99999999999999999999x 1"),
-            Err(LineError::BadId(_))
-        ));
+        assert!(matches!(parse_edge_line("99999999999999999999x 1"), Err(LineError::BadId(_))));
         // Long fields are shortened in messages.
         let long = "x".repeat(1000);
         let msg = edge(&format!("{long} 1")).unwrap_err();
@@ -920,22 +827,12 @@ mod tests {
             parse_vertex_line(",").unwrap_err().to_string(),
             "too few fields: expected 1 (a vertex id), found 0"
         );
-        assert!(matches!(
-            parse_vertex_line("-3"),
-            Err(LineError::NegativeId(_))
-        ));
+        assert!(matches!(parse_vertex_line("-3"), Err(LineError::NegativeId(_))));
     }
 
     #[test]
     fn update_lines() {
-        let u = |src, dst, weight, diff| {
-            Ok(Some(Update {
-                src,
-                dst,
-                weight,
-                diff,
-            }))
-        };
+        let u = |src, dst, weight, diff| Ok(Some(Update { src, dst, weight, diff }));
         assert_eq!(parse_update_line("+ 1 2"), u(1, 2, None, 1));
         assert_eq!(parse_update_line("- 1 2"), u(1, 2, None, -1));
         assert_eq!(parse_update_line("-,1,2,0.25\r\n"), u(1, 2, Some(0.25), -1));
@@ -949,26 +846,11 @@ mod tests {
         );
         assert!(err("-5 2").starts_with("unknown sign \"-5\""));
         assert!(err("x 1 2").starts_with("unknown sign \"x\""));
-        assert_eq!(
-            err("+ 1"),
-            "too few fields: expected 3 or 4 (+|- src dst [weight]), found 2"
-        );
-        assert_eq!(
-            err("+"),
-            "too few fields: expected 3 or 4 (+|- src dst [weight]), found 1"
-        );
-        assert_eq!(
-            err("1"),
-            "too few fields: expected 2 or 3 (src dst [weight]), found 1"
-        );
-        assert_eq!(
-            err("- 1 2 3 4"),
-            "too many fields: expected 3 or 4 (+|- src dst [weight]), found 5"
-        );
-        assert_eq!(
-            err("1 2 3 4"),
-            "too many fields: expected 2 or 3 (src dst [weight]), found 4"
-        );
+        assert_eq!(err("+ 1"), "too few fields: expected 3 or 4 (+|- src dst [weight]), found 2");
+        assert_eq!(err("+"), "too few fields: expected 3 or 4 (+|- src dst [weight]), found 1");
+        assert_eq!(err("1"), "too few fields: expected 2 or 3 (src dst [weight]), found 1");
+        assert_eq!(err("- 1 2 3 4"), "too many fields: expected 3 or 4 (+|- src dst [weight]), found 5");
+        assert_eq!(err("1 2 3 4"), "too many fields: expected 2 or 3 (src dst [weight]), found 4");
         assert!(err("+ 1 2 -1").starts_with("negative weight \"-1\""));
         assert!(err("+ a 2").starts_with("\"a\" is not a vertex id"));
     }
@@ -1053,10 +935,8 @@ mod tests {
             path.display()
         );
         for peers in [1, 2, 5] {
-            let errors: Vec<String> = (0..peers)
-                .filter_map(|i| read_edges_range(&path, i, peers).err())
-                .map(|e| e.to_string())
-                .collect();
+            let errors: Vec<String> =
+                (0..peers).filter_map(|i| read_edges_range(&path, i, peers).err()).map(|e| e.to_string()).collect();
             assert_eq!(errors, vec![message.clone()], "peers = {peers}");
         }
         match read_edges(&path) {
@@ -1066,23 +946,14 @@ mod tests {
 
         let missing = dir.path().join("missing.txt");
         let e = read_edges(&missing).unwrap_err().to_string();
-        assert!(
-            e.starts_with(&format!("cannot read {}: ", missing.display())),
-            "{e}"
-        );
+        assert!(e.starts_with(&format!("cannot read {}: ", missing.display())), "{e}");
         let e = read_updates(&missing).unwrap_err().to_string();
-        assert!(
-            e.starts_with(&format!("cannot read {}: ", missing.display())),
-            "{e}"
-        );
+        assert!(e.starts_with(&format!("cannot read {}: ", missing.display())), "{e}");
 
         let path = write(&dir, "v.txt", b"1\n2\n\n# c\n3 4\n");
         assert_eq!(
             read_vertices(&path).unwrap_err().to_string(),
-            format!(
-                "{}:5: too many fields: expected 1 (a vertex id), found 2",
-                path.display()
-            )
+            format!("{}:5: too many fields: expected 1 (a vertex id), found 2", path.display())
         );
     }
 
@@ -1092,66 +963,30 @@ mod tests {
         let updates = vec![
             Update::insert(1, 2),
             Update::delete(1, 2),
-            Update {
-                src: 0,
-                dst: u64::MAX,
-                weight: Some(0.1),
-                diff: 1,
-            },
-            Update {
-                src: 3,
-                dst: 3,
-                weight: Some(1e300),
-                diff: -1,
-            },
-            Update {
-                src: 3,
-                dst: 4,
-                weight: Some(5e-324),
-                diff: 1,
-            },
+            Update { src: 0, dst: u64::MAX, weight: Some(0.1), diff: 1 },
+            Update { src: 3, dst: 3, weight: Some(1e300), diff: -1 },
+            Update { src: 3, dst: 4, weight: Some(5e-324), diff: 1 },
         ];
         let path = dir.path().join("u.txt");
         write_updates(&path, &updates).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(
-            text.starts_with("+ 1 2\n- 1 2\n+ 0 18446744073709551615 0.1\n"),
-            "{text}"
-        );
+        assert!(text.starts_with("+ 1 2\n- 1 2\n+ 0 18446744073709551615 0.1\n"), "{text}");
         let read: Vec<(usize, Update)> = read_updates(&path).unwrap();
-        assert_eq!(
-            read,
-            updates
-                .iter()
-                .copied()
-                .enumerate()
-                .map(|(i, u)| (i + 1, u))
-                .collect::<Vec<_>>()
-        );
+        assert_eq!(read, updates.iter().copied().enumerate().map(|(i, u)| (i + 1, u)).collect::<Vec<_>>());
 
         let path = write(&dir, "u2.txt", b"# header\n+ 1 2\n\n3 4\n- 1 2\n");
         assert_eq!(
             read_updates(&path).unwrap(),
-            vec![
-                (2, Update::insert(1, 2)),
-                (4, Update::insert(3, 4)),
-                (5, Update::delete(1, 2))
-            ]
+            vec![(2, Update::insert(1, 2)), (4, Update::insert(3, 4)), (5, Update::delete(1, 2))]
         );
         let path = write(&dir, "u3.txt", b"+ 1 2\r\n\r\n+1 2\r\n");
         let e = read_updates(&path).unwrap_err().to_string();
-        assert!(
-            e.starts_with(&format!("{}:3: unknown sign \"+1\"", path.display())),
-            "{e}"
-        );
+        assert!(e.starts_with(&format!("{}:3: unknown sign \"+1\"", path.display())), "{e}");
 
         let edges = vec![(0, 1), (u64::MAX, 0), (12345, 678)];
         let path = dir.path().join("e.txt");
         write_edges(&path, &edges).unwrap();
-        assert_eq!(
-            std::fs::read_to_string(&path).unwrap(),
-            "0 1\n18446744073709551615 0\n12345 678\n"
-        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "0 1\n18446744073709551615 0\n12345 678\n");
         let vertices = vec![5, 0, u64::MAX];
         let path = dir.path().join("v.txt");
         write_vertices(&path, &vertices).unwrap();
@@ -1170,24 +1005,18 @@ mod tests {
                 assert_eq!(find_newline(&s), expected);
             }
         }
-        assert_eq!(
-            find_newline(b"\x8a\x0b\x09\xff\xff\xff\xff\xff\xff\n"),
-            Some(9)
-        );
+        assert_eq!(find_newline(b"\x8a\x0b\x09\xff\xff\xff\xff\xff\xff\n"), Some(9));
     }
 
     fn separator() -> impl Strategy<Value = String> {
-        prop::sample::select(vec![" ", "\t", ",", " , ", "\t\t", ", ", ",,"])
-            .prop_map(str::to_string)
+        prop::sample::select(vec![" ", "\t", ",", " , ", "\t\t", ", ", ",,"]).prop_map(str::to_string)
     }
 
     fn weight() -> impl Strategy<Value = f64> {
         prop_oneof![
             Just(0.0),
             0.0..1e6f64,
-            any::<u64>()
-                .prop_map(f64::from_bits)
-                .prop_filter("finite, >= 0", |w| w.is_finite() && *w >= 0.0),
+            any::<u64>().prop_map(f64::from_bits).prop_filter("finite, >= 0", |w| w.is_finite() && *w >= 0.0),
         ]
     }
 
@@ -1308,10 +1137,7 @@ mod tests {
         assert_eq!(t("1 2 @5"), Ok(Some((Update::insert(1, 2), Some(5)))));
         assert_eq!(t("+ 1 2 @0\r\n"), Ok(Some((Update::insert(1, 2), Some(0)))));
         assert_eq!(t("- 1 2\t@18446744073709551615\n"), Ok(Some((Update::delete(1, 2), Some(u64::MAX)))));
-        assert_eq!(
-            t("1,2,0.5,@7 "),
-            Ok(Some((Update { src: 1, dst: 2, weight: Some(0.5), diff: 1 }, Some(7))))
-        );
+        assert_eq!(t("1,2,0.5,@7 "), Ok(Some((Update { src: 1, dst: 2, weight: Some(0.5), diff: 1 }, Some(7)))));
         assert_eq!(t("1 2"), Ok(Some((Update::insert(1, 2), None))));
         assert_eq!(t("# note @5"), Ok(None));
         assert_eq!(t("   "), Ok(None));
@@ -1338,7 +1164,11 @@ mod tests {
         std::fs::write(&path, "1 2 @3\n# c\n- 1 2 @4\n5 6\n").unwrap();
         assert_eq!(
             read_timed_updates(&path).unwrap(),
-            vec![(1, Update::insert(1, 2), Some(3)), (3, Update::delete(1, 2), Some(4)), (4, Update::insert(5, 6), None)]
+            vec![
+                (1, Update::insert(1, 2), Some(3)),
+                (3, Update::delete(1, 2), Some(4)),
+                (4, Update::insert(5, 6), None)
+            ]
         );
     }
 }

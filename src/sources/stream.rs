@@ -11,10 +11,7 @@ use crate::types::{Node, Time, Update};
 
 /// One insertion per edge, in order.
 pub fn insert_only(edges: &[(Node, Node)]) -> Vec<Update> {
-    edges
-        .iter()
-        .map(|&(src, dst)| Update::insert(src, dst))
-        .collect()
+    edges.iter().map(|&(src, dst)| Update::insert(src, dst)).collect()
 }
 
 /// Event times for a stream of `count` lines arriving at `per_unit` lines per event-time unit,
@@ -60,12 +57,7 @@ pub fn sliding_window(edges: &[(Node, Node)], window: usize) -> Vec<Update> {
 /// `delete_fraction <= 0` only inserts and `>= 1` deletes whenever possible.
 ///
 /// O(1) time per update after an O(|initial| log |initial|) setup; deterministic for a `seed`.
-pub fn churn(
-    initial: &[(Node, Node)],
-    count: usize,
-    delete_fraction: f64,
-    seed: u64,
-) -> Vec<Update> {
+pub fn churn(initial: &[(Node, Node)], count: usize, delete_fraction: f64, seed: u64) -> Vec<Update> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut vertices: Vec<Node> = initial.iter().flat_map(|&(s, d)| [s, d]).collect();
     vertices.sort_unstable();
@@ -126,14 +118,7 @@ mod tests {
     fn insert_only_inserts_in_order() {
         let edges = [(1, 2), (2, 3), (1, 2)];
         let updates = insert_only(&edges);
-        assert_eq!(
-            updates,
-            vec![
-                Update::insert(1, 2),
-                Update::insert(2, 3),
-                Update::insert(1, 2)
-            ]
-        );
+        assert_eq!(updates, vec![Update::insert(1, 2), Update::insert(2, 3), Update::insert(1, 2)]);
         assert_eq!(simulate(&[], &updates)[&(1, 2)], 2);
     }
 
@@ -142,10 +127,7 @@ mod tests {
         let edges: Vec<(Node, Node)> = (0..5).map(|i| (i, i + 10)).collect();
         let i = |k: u64| Update::insert(k, k + 10);
         let d = |k: u64| Update::delete(k, k + 10);
-        assert_eq!(
-            sliding_window(&edges, 2),
-            vec![i(0), i(1), i(2), d(0), i(3), d(1), i(4), d(2)]
-        );
+        assert_eq!(sliding_window(&edges, 2), vec![i(0), i(1), i(2), d(0), i(3), d(1), i(4), d(2)]);
         assert_eq!(sliding_window(&edges, 5), insert_only(&edges));
         assert_eq!(sliding_window(&edges, 9), insert_only(&edges));
         assert_eq!(sliding_window(&edges[..2], 0), vec![i(0), d(0), i(1), d(1)]);
@@ -155,10 +137,7 @@ mod tests {
         let edges = rmat(6, 8, 1);
         for window in [0, 1, 7, 100, 1000] {
             let updates = sliding_window(&edges, window);
-            assert_eq!(
-                updates.len(),
-                edges.len() + edges.len().saturating_sub(window)
-            );
+            assert_eq!(updates.len(), edges.len() + edges.len().saturating_sub(window));
             let mut expected = HashMap::new();
             for &e in &edges[edges.len().saturating_sub(window)..] {
                 *expected.entry(e).or_insert(0usize) += 1;
@@ -196,9 +175,7 @@ mod tests {
     fn churn_draws_vertices_from_initial() {
         let initial = [(100, 200), (200, 300)];
         let updates = churn(&initial, 1000, 0.2, 5);
-        assert!(updates
-            .iter()
-            .all(|u| [100, 200, 300].contains(&u.src) && [100, 200, 300].contains(&u.dst)));
+        assert!(updates.iter().all(|u| [100, 200, 300].contains(&u.src) && [100, 200, 300].contains(&u.dst)));
         simulate(&initial, &updates);
 
         let updates = churn(&[], 1000, 0.5, 5);
