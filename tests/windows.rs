@@ -135,7 +135,7 @@ fn batch_sizes(n: usize, batch: Option<usize>) -> Vec<usize> {
         None => vec![n],
         Some(b) => {
             let mut v = vec![b; n / b];
-            if n % b != 0 {
+            if !n.is_multiple_of(b) {
                 v.push(n % b);
             }
             if v.is_empty() {
@@ -913,7 +913,7 @@ fn tcp_late_lines_are_rejected_and_frontiers_advance_per_epoch() {
         epochs.push(epoch);
     }
     let all: Vec<Timed> = epochs.iter().flatten().copied().collect();
-    let sim = simulate(&all, &vec![BATCH; EPOCHS], LATENESS);
+    let sim = simulate(&all, &[BATCH; EPOCHS], LATENESS);
     assert!(sim.late.is_empty(), "{}: the good lines must not be late: {:?}", what, sim.late);
     let f_final = mode.final_frontier(sim.max);
     let states = oracle_states(mode, &[], &sim.accepted, f_final);
@@ -1062,7 +1062,7 @@ fn tcp_restart_keeps_the_watermark_and_the_change_log() {
     all[5 * BATCH].time = w5 - 1;
     let w10 = w_after(&all, 10);
     all[10 * BATCH + 2].time = w10 - 1;
-    let sim = simulate(&all, &vec![BATCH; EPOCHS], LATENESS);
+    let sim = simulate(&all, &[BATCH; EPOCHS], LATENESS);
     assert_eq!(sim.late, vec![5 * BATCH, 10 * BATCH + 2], "{}: the planned late lines", what);
     let epochs: Vec<&[Timed]> = all.chunks(BATCH).collect();
 

@@ -30,7 +30,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Maintain an algorithm's result over a graph stream.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Generate graphs and update streams.
     #[command(subcommand)]
     Gen(GenCommand),
@@ -389,7 +389,7 @@ fn other<E: std::fmt::Display>(e: E) -> RunError {
 /// Runs a parsed command line.
 pub fn dispatch(cli: Cli) -> Result<(), RunError> {
     match cli.command {
-        Command::Run(args) => run(args),
+        Command::Run(args) => run(*args),
         Command::Gen(g) => gen(g),
         Command::Demo(args) => demo::demo(args),
         Command::Bench(args) => bench::bench(args),

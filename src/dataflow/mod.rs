@@ -33,6 +33,8 @@ pub type Scope<'a> = timely::dataflow::Scope<'a, Time>;
 pub type EdgeCollection<'a> = VecCollection<'a, Time, Edge, Diff>;
 /// A collection of vertex ids.
 pub type NodeCollection<'a> = VecCollection<'a, Time, Node, Diff>;
+/// A collection of `(src, dst)` pairs: the edge set without weights.
+pub type PairCollection<'a> = VecCollection<'a, Time, (Node, Node), Diff>;
 /// An algorithm's output: `(key, value)` pairs; for vertex algorithms `(vertex, value)`.
 pub type ResultCollection<'a> = VecCollection<'a, Time, (Node, u64), Diff>;
 
@@ -41,7 +43,7 @@ pub type ResultCollection<'a> = VecCollection<'a, Time, (Node, u64), Diff>;
 #[derive(Default)]
 struct SharedIndex<'a> {
     vertex_set: Option<NodeCollection<'a>>,
-    edge_set: [Option<VecCollection<'a, Time, (Node, Node), Diff>>; 2],
+    edge_set: [Option<PairCollection<'a>>; 2],
 }
 
 /// The input collections an algorithm is built from.

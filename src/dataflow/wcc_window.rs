@@ -294,6 +294,7 @@ impl WindowForest {
 
     /// After the forest edge between `va` and `vb` was removed: splits their component if they
     /// are no longer connected (always, in a forest), searching both sides at once.
+    #[allow(clippy::needless_range_loop)] // both sides are indexed inside the loop
     fn split(&mut self, va: usize, vb: usize) {
         let mut sides = [(vec![va], vec![va], 0usize), (vec![vb], vec![vb], 0usize)];
         let mut seen: HashMap<usize, usize> = HashMap::from([(va, 0), (vb, 1)]);

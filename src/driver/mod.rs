@@ -784,7 +784,7 @@ fn run_worker(
     edges_in.close();
     while worker.step() {}
     // Peak memory of every process (one report each, from its first worker).
-    let first_here = worker.index() % options.layout.workers.max(1) == 0;
+    let first_here = worker.index().is_multiple_of(options.layout.workers.max(1));
     let all_peaks = allgather::allgather(worker, first_here.then(|| metrics::memory().1));
 
     let Some(w) = writer else { return Ok(None) };
