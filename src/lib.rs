@@ -12,10 +12,13 @@
 //! [`oracle`] holds plain sequential implementations used to check the dataflows, and
 //! [`graphalytics`] reads LDBC Graphalytics datasets and applies their validation rules.
 
+#[cfg(feature = "cli")]
 pub mod bench;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod dataflow;
 pub mod driver;
+#[cfg(feature = "cli")]
 pub mod graphalytics;
 pub mod live;
 pub mod oracle;

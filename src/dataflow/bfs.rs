@@ -44,7 +44,7 @@ use timely::order::Product;
 use super::{Algorithm, GraphInput, NodeCollection, ResultCollection};
 use crate::types::{Diff, Node, Time};
 
-pub use crate::oracle::BFS_UNREACHABLE;
+pub use crate::types::format::BFS_UNREACHABLE;
 
 /// Breadth-first search hop counts from `source`.
 #[derive(Clone, Debug)]

@@ -27,8 +27,6 @@ use differential_dataflow::VecCollection;
 
 use crate::types::{Diff, Edge, Node, Time};
 
-/// The (only) timestamp type of every ripples dataflow: the epoch.
-pub type Scope<'a> = timely::dataflow::Scope<'a, Time>;
 /// The edge multiset: one `(src, dst, weight bits)` record per copy.
 pub type EdgeCollection<'a> = VecCollection<'a, Time, Edge, Diff>;
 /// A collection of vertex ids.
@@ -96,15 +94,6 @@ impl<'a> GraphInput<'a> {
         set
     }
 
-    /// The present edges with their smallest weight: `((src, dst), weight bits)`, one per pair;
-    /// with `undirected`, every edge in both directions. Weights are non-negative, so the
-    /// smallest bit pattern is the smallest weight.
-    pub fn weighted_edge_set(&self, undirected: bool) -> VecCollection<'a, Time, ((Node, Node), u64), Diff> {
-        let edges = self.edges.clone().map(|(s, d, w)| ((s, d), w));
-        let edges = if undirected { edges.clone().concat(edges.map(|((s, d), w)| ((d, s), w))) } else { edges };
-        edges.reduce(|_key, input, output| output.push((*input[0].0, 1)))
-    }
-
     /// The vertex set: vertex-file vertices ∪ endpoints of present edges, each once.
     pub fn vertex_set(&self) -> NodeCollection<'a> {
         if let Some(c) = &self.shared.borrow().vertex_set {
@@ -116,34 +105,7 @@ impl<'a> GraphInput<'a> {
     }
 }
 
-/// How the `u64` values of a result are written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ValueFormat {
-    /// An unsigned integer.
-    Integer,
-    /// The bit pattern of an `f64`, written in Rust's shortest round-trip form; infinity is written
-    /// `infinity`.
-    Float,
-}
-
-impl ValueFormat {
-    /// Writes `value` in this format.
-    pub fn write(&self, value: u64, out: &mut String) {
-        use std::fmt::Write;
-        match self {
-            ValueFormat::Integer => {
-                let _ = write!(out, "{}", value);
-            }
-            ValueFormat::Float => out.push_str(&format_f64(f64::from_bits(value))),
-        }
-    }
-}
-
-/// Rust's shortest representation that parses back to exactly the same `f64` (`{:e}` form, e.g.
-/// `1.4776291666666667e-1`); `infinity` for +∞. See [`crate::graphalytics::format_value_f64`].
-pub fn format_f64(x: f64) -> String {
-    crate::graphalytics::format_value_f64(x)
-}
+pub use crate::types::format::{format_f64, ValueFormat};
 
 /// An incremental computation over a graph stream.
 pub trait Algorithm: Send + Sync + 'static {
@@ -219,8 +181,8 @@ pub struct Params {
 }
 
 /// Looks up a built-in algorithm by name.
-pub fn by_name(name: &str, params: &Params) -> anyhow::Result<Box<dyn Algorithm>> {
-    let source = || params.source.ok_or_else(|| anyhow::anyhow!("{} needs a source vertex (--source S)", name));
+pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, AlgorithmError> {
+    let source = || params.source.ok_or_else(|| AlgorithmError::NeedsSource(name.to_string()));
     let iterations = params.iterations.unwrap_or(10);
     match name {
         "wcc" => Ok(Box::new(wcc::Wcc)),
@@ -231,14 +193,25 @@ pub fn by_name(name: &str, params: &Params) -> anyhow::Result<Box<dyn Algorithm>
         "pagerank" | "pr" => {
             let damping = params.damping.unwrap_or(0.85);
             if !(0.0..=1.0).contains(&damping) {
-                anyhow::bail!("--damping must be in [0, 1], got {}", damping);
+                return Err(AlgorithmError::Damping(damping));
             }
             Ok(Box::new(pagerank::PageRank { iterations, damping, undirected: params.undirected }))
         }
         "cdlp" => Ok(Box::new(cdlp::Cdlp { iterations, undirected: params.undirected })),
         "lcc" => Ok(Box::new(lcc::Lcc { undirected: params.undirected })),
-        other => anyhow::bail!("unknown algorithm '{}' (known: {})", other, ALGORITHMS.join(", ")),
+        other => Err(AlgorithmError::Unknown(other.to_string())),
     }
+}
+
+/// Why [`by_name`] cannot build an algorithm.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AlgorithmError {
+    #[error("unknown algorithm '{0}' (known: {known})", known = ALGORITHMS.join(", "))]
+    Unknown(String),
+    #[error("{0} needs a source vertex (--source S)")]
+    NeedsSource(String),
+    #[error("--damping must be in [0, 1], got {0}")]
+    Damping(f64),
 }
 
 impl Algorithm for Box<dyn Algorithm> {

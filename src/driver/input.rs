@@ -164,8 +164,6 @@ fn range(len: usize, index: usize, peers: usize) -> std::ops::Range<usize> {
 pub struct InputFacts {
     /// Edge copies in the initial graph.
     pub initial_edges: u64,
-    /// Vertex-file lines.
-    pub vertex_lines: u64,
     /// Updates in each epoch 1, 2, ...
     pub epoch_updates: Vec<u64>,
     /// Bytes of the edge and vertex files.
@@ -193,7 +191,6 @@ pub struct WindowFacts {
 struct LocalReport {
     error: Option<InputFailure>,
     initial_edges: u64,
-    vertex_lines: u64,
     /// Multiplicities, in this worker's share of the initial graph, of the edges the update
     /// stream deletes.
     deleted_key_counts: Vec<(Edge, u64)>,
@@ -345,7 +342,6 @@ pub fn load(
     let report = LocalReport {
         error,
         initial_edges: share.initial.len() as u64,
-        vertex_lines: share.vertices.len() as u64,
         deleted_key_counts: counts.into_iter().filter(|(_, c)| *c > 0).collect(),
     };
 
@@ -474,7 +470,6 @@ pub fn load(
     let epoch_updates: Vec<u64> = (1..=share.epochs()).map(|e| share.epoch_range(e).len() as u64).collect();
     let facts = InputFacts {
         initial_edges: reports.iter().map(|r| r.initial_edges).sum(),
-        vertex_lines: reports.iter().map(|r| r.vertex_lines).sum(),
         epoch_updates,
         bytes,
         has_deletions,

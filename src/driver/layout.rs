@@ -3,7 +3,24 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+/// A layout that cannot run: a bad number or an unreadable or malformed hostfile.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// A flag out of range (`--workers 0`, `--process 3` of 2, ...).
+    #[error("{0}")]
+    Invalid(String),
+    /// The hostfile could not be read. (The I/O error is part of the message and not exposed as
+    /// `source()`, so that chain printers do not repeat it.)
+    #[error("cannot read hostfile {}: {error}", path.display())]
+    Hostfile { path: PathBuf, error: std::io::Error },
+    /// A hostfile line is not `host:port`.
+    #[error("{}:{line}: expected host:port, found '{found}'", path.display())]
+    HostfileLine { path: PathBuf, line: usize, found: String },
+}
+
+macro_rules! invalid {
+    ($($arg:tt)*) => { return Err(LayoutError::Invalid(format!($($arg)*))) };
+}
 
 /// Workers and processes of a run.
 #[derive(Clone, Debug)]
@@ -31,21 +48,16 @@ impl Layout {
         Layout { workers, ..Layout::default() }
     }
 
-    /// Total number of workers across all processes.
-    pub fn peers(&self) -> usize {
-        self.workers * self.processes
-    }
-
     /// Checks the numbers and builds timely's configuration.
-    pub fn timely_config(&self) -> anyhow::Result<timely::Config> {
+    pub fn timely_config(&self) -> Result<timely::Config, LayoutError> {
         if self.workers == 0 {
-            bail!("--workers must be at least 1");
+            invalid!("--workers must be at least 1");
         }
         if self.processes == 0 {
-            bail!("--processes must be at least 1");
+            invalid!("--processes must be at least 1");
         }
         if self.process >= self.processes {
-            bail!(
+            invalid!(
                 "--process {} is out of range: with --processes {} it must be 0..{}",
                 self.process,
                 self.processes,
@@ -60,7 +72,7 @@ impl Layout {
                 None => (0..self.processes).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect(),
             };
             if addresses.len() < self.processes {
-                bail!(
+                invalid!(
                     "hostfile {} lists {} addresses but --processes is {}",
                     self.hostfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
                     addresses.len(),
@@ -80,8 +92,9 @@ impl Layout {
 }
 
 /// Reads a hostfile: one `host:port` per line; blank lines and `#` comments skipped.
-pub fn read_hostfile(path: &Path) -> anyhow::Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read hostfile {}", path.display()))?;
+pub fn read_hostfile(path: &Path) -> Result<Vec<String>, LayoutError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|error| LayoutError::Hostfile { path: path.to_path_buf(), error })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -91,7 +104,7 @@ pub fn read_hostfile(path: &Path) -> anyhow::Result<Vec<String>> {
         let ok =
             line.rsplit_once(':').map(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok()).unwrap_or(false);
         if !ok {
-            bail!("{}:{}: expected host:port, found '{}'", path.display(), i + 1, line);
+            return Err(LayoutError::HostfileLine { path: path.to_path_buf(), line: i + 1, found: line.to_string() });
         }
         out.push(line.to_string());
     }

@@ -19,26 +19,7 @@ pub mod validate;
 pub use properties::{discover, Algorithm, GraphSpec};
 pub use validate::{parse_f64, read_output, validate, Rule, Validation};
 
-/// Formats a floating-point output value (PR, LCC, SSSP) for an output file.
-///
-/// The rule: finite values are written in Rust's `{:e}` form, i.e. scientific notation with the
-/// *shortest* mantissa that parses back to exactly the same `f64` (`0.5` → `"5e-1"`,
-/// `0.14776291666666667` → `"1.4776291666666667e-1"`, `0.0` → `"0e0"`, `-0.0` → `"-0e0"`).
-/// Scientific notation keeps very large and very small values short, and the round-trip property
-/// means nothing is lost. Positive infinity is written `"infinity"` (the spelling of the
-/// Graphalytics expected files), negative infinity `"-infinity"`, NaN `"NaN"`. Everything written
-/// here is read back by [`parse_f64`].
-pub fn format_value_f64(x: f64) -> String {
-    if x.is_nan() {
-        "NaN".to_string()
-    } else if x == f64::INFINITY {
-        "infinity".to_string()
-    } else if x == f64::NEG_INFINITY {
-        "-infinity".to_string()
-    } else {
-        format!("{:e}", x)
-    }
-}
+pub use crate::types::format::format_value_f64;
 
 #[cfg(test)]
 mod tests {

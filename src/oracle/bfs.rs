@@ -5,8 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use super::{check_endpoints, WeightedEdge};
 use crate::types::Node;
 
-/// The BFS value of a vertex the source does not reach: `i64::MAX` = 9223372036854775807.
-pub const BFS_UNREACHABLE: u64 = i64::MAX as u64;
+pub use crate::types::format::BFS_UNREACHABLE;
 
 /// Hop count of the shortest path from `source` to every vertex along out-edges: the source has
 /// 0, unreachable vertices have [`BFS_UNREACHABLE`]. If `source` is not in `vertices`, every

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::dataflow::ValueFormat;
+use crate::types::format::ValueFormat;
 use crate::types::{Diff, Node, Time};
 
 /// One line of the change log.

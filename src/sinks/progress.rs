@@ -1,9 +1,22 @@
-//! Progress on stderr: a bar on a terminal, a plain line every few seconds otherwise.
+//! Progress on stderr: a bar on a terminal (with the `cli` feature), a plain line every few
+//! seconds otherwise.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+#[cfg(feature = "cli")]
 use indicatif::{ProgressBar, ProgressStyle};
+
+/// Without the `cli` feature there is no bar: progress is always the plain line.
+#[cfg(not(feature = "cli"))]
+struct ProgressBar;
+
+#[cfg(not(feature = "cli"))]
+impl ProgressBar {
+    fn set_position(&self, _: u64) {}
+    fn set_message(&self, _: String) {}
+    fn finish_and_clear(&self) {}
+}
 
 /// Reports epochs as they complete.
 pub struct Progress {
@@ -18,6 +31,12 @@ pub struct Progress {
 impl Progress {
     /// `total` epochs are expected; with `enabled == false` nothing is printed.
     pub fn new(total: u64, enabled: bool) -> Self {
+        #[cfg(not(feature = "cli"))]
+        let bar: Option<ProgressBar> = {
+            let _ = std::io::stderr().is_terminal();
+            None
+        };
+        #[cfg(feature = "cli")]
         let bar = if enabled && std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total);
             bar.set_style(

@@ -622,11 +622,6 @@ pub fn read_vertices_range(path: &Path, index: usize, peers: usize) -> Result<Ve
     read_range(path, index, peers, parse_vertex_bytes)
 }
 
-/// The update-file counterpart of [`read_edges_range`] (without line numbers).
-pub fn read_updates_range(path: &Path, index: usize, peers: usize) -> Result<Vec<Update>, SourceError> {
-    read_range(path, index, peers, parse_update_bytes)
-}
-
 /// All edges of an edge file, in order.
 pub fn read_edges(path: &Path) -> Result<Vec<(Node, Node, Option<f64>)>, SourceError> {
     read_edges_range(path, 0, 1)

@@ -1,4 +1,6 @@
-//! The graph-stream model's basic types.
+//! The **model**: the graph stream's basic types, the formats results are written in
+//! ([`format`]), and the records a run reports ([`stats`]). Every other layer builds on these;
+//! this module imports none of them.
 //!
 //! * A vertex id is a [`Node`] (`u64`) everywhere.
 //! * Logical time is the epoch number, a [`Time`] (`u64`). Epoch 0 is the initial graph; every
@@ -8,6 +10,9 @@
 //! * Inside a dataflow an edge is an [`Edge`] `(src, dst, weight_bits)`, where the weight is stored
 //!   as the bit pattern of its `f64` so that edges are totally ordered and hash exactly. An absent
 //!   weight means [`DEFAULT_WEIGHT`]; the identity of an edge copy is `(src, dst, weight)`.
+
+pub mod format;
+pub mod stats;
 
 use serde::{Deserialize, Serialize};
 

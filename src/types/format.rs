@@ -1,0 +1,68 @@
+//! How results are written: value formats shared by every layer that reads or writes results.
+//!
+//! A result value is a `u64`. Integer results (labels, hop counts) are written as integers;
+//! floating-point results (PageRank, LCC, SSSP) store the bit pattern of their `f64`, so that a
+//! retraction is bit-exact, and are written in Rust's shortest round-trip form:
+//!
+//! ```
+//! use ripples::types::format::ValueFormat;
+//! let mut out = String::new();
+//! ValueFormat::Float.write(0.25f64.to_bits(), &mut out);
+//! assert_eq!(out, "2.5e-1");
+//! out.clear();
+//! ValueFormat::Integer.write(ripples::types::format::BFS_UNREACHABLE, &mut out);
+//! assert_eq!(out, "9223372036854775807");
+//! ```
+
+/// The hop count of a vertex the BFS source does not reach (`i64::MAX`, as Graphalytics writes it).
+pub const BFS_UNREACHABLE: u64 = i64::MAX as u64;
+
+/// How the `u64` values of a result are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueFormat {
+    /// An unsigned integer.
+    Integer,
+    /// The bit pattern of an `f64`, written in Rust's shortest round-trip form; infinity is written
+    /// `infinity`.
+    Float,
+}
+
+impl ValueFormat {
+    /// Writes `value` in this format.
+    pub fn write(&self, value: u64, out: &mut String) {
+        use std::fmt::Write;
+        match self {
+            ValueFormat::Integer => {
+                let _ = write!(out, "{}", value);
+            }
+            ValueFormat::Float => out.push_str(&format_f64(f64::from_bits(value))),
+        }
+    }
+}
+
+/// Rust's shortest representation that parses back to exactly the same `f64` (`{:e}` form, e.g.
+/// `1.4776291666666667e-1`); `infinity` for +∞, as Graphalytics writes it.
+pub fn format_f64(x: f64) -> String {
+    format_value_f64(x)
+}
+
+/// Formats a floating-point output value (PR, LCC, SSSP) for an output file.
+///
+/// The rule: finite values are written in Rust's `{:e}` form, i.e. scientific notation with the
+/// *shortest* mantissa that parses back to exactly the same `f64` (`0.5` → `"5e-1"`,
+/// `0.14776291666666667` → `"1.4776291666666667e-1"`, `0.0` → `"0e0"`, `-0.0` → `"-0e0"`).
+/// Scientific notation keeps very large and very small values short, and the round-trip property
+/// means nothing is lost. Positive infinity is written `"infinity"` (the spelling of the
+/// Graphalytics expected files), negative infinity `"-infinity"`, NaN `"NaN"`. Everything written
+/// here is read back by [`parse_f64`].
+pub fn format_value_f64(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".to_string()
+    } else if x == f64::INFINITY {
+        "infinity".to_string()
+    } else if x == f64::NEG_INFINITY {
+        "-infinity".to_string()
+    } else {
+        format!("{:e}", x)
+    }
+}
