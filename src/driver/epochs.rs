@@ -1,0 +1,244 @@
+//! **Epoch sources**: where a worker's epochs come from.
+//!
+//! The driver's feed loop knows one thing about its input: an [`EpochSource`] hands it the next
+//! epoch — this worker's share of the epoch's changes, how many updates the epoch holds over all
+//! workers, and, in a windowed run, the frontier the watermark allows after it — until there is
+//! none. Files, streams in memory and live input are implementations of it:
+//!
+//! * [`FileEpochs`]: the share [`super::input::load`] cut out of the edge, vertex and update files
+//!   (or of a [`super::MemoryStream`]); epoch 0 is the initial graph, then one epoch per batch.
+//! * [`LiveEpochs`]: the epochs the live front end ([`crate::live`]) closes, received over a
+//!   channel (every local worker receives every epoch and feeds its slice); the worker keeps
+//!   stepping the dataflow while it waits. After a restart, the epochs whose changes are already
+//!   in the change log come first, marked [`Epoch::replay`].
+//! * [`NoEpochs`]: the workers of a process that does not read the input (live input is read by
+//!   process 0; the others only take part in the computation).
+//!
+//! What an epoch's `until` means:
+//!
+//! ```
+//! use ripples::driver::epochs::{Epoch, EventEpoch};
+//! // An epoch of a plain stream is complete when the output frontier passes its number ...
+//! let plain = Epoch { number: 4, ..Epoch::default() };
+//! assert_eq!(plain.until(), 5);
+//! // ... a windowed epoch when it passes the frontier its watermark allows.
+//! let timed = Epoch { number: 4, event: Some(EventEpoch { frontier: 90, watermark: 95, late: 0 }), ..Epoch::default() };
+//! assert_eq!(timed.until(), 90);
+//! ```
+
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::Arc;
+use std::time::Duration;
+
+use timely::worker::Worker;
+
+use super::input::{InputFacts, WorkerShare};
+use super::RunError;
+use crate::live::{EpochBatch, Progress};
+use crate::sources::window::{EventClock, WindowSpec};
+use crate::types::{Diff, Edge, Time};
+
+/// A windowed epoch's outcome: results of times below `frontier` are final.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventEpoch {
+    /// The output frontier after this epoch.
+    pub frontier: Time,
+    /// The watermark after this epoch (updates older than it are late).
+    pub watermark: Time,
+    /// Late updates dropped from this epoch.
+    pub late: u64,
+}
+
+/// One epoch, as one worker feeds it.
+#[derive(Clone, Debug, Default)]
+pub struct Epoch {
+    /// The epoch number (0: the initial graph).
+    pub number: Time,
+    /// Updates in the epoch over all workers (epoch 0: edges of the initial graph).
+    pub updates: u64,
+    /// This worker's untimed changes: the initial graph, static edges, and every change of a
+    /// stream without windows. They enter at the input's current time.
+    pub changes: Vec<(Edge, Diff)>,
+    /// This worker's timed insertions (windowed streams): each enters its window by event time
+    /// and leaves it by itself.
+    pub timed: Vec<(Edge, Time)>,
+    /// Windowed runs: the frontier, watermark and late count after this epoch.
+    pub event: Option<EventEpoch>,
+    /// Already in the change log (a restart's replay): fed without waiting for it, its output
+    /// rebuilds the state and is not written again.
+    pub replay: bool,
+}
+
+impl Epoch {
+    /// The input frontier this epoch reaches: the output frontier must pass it before the epoch
+    /// is complete.
+    pub fn until(&self) -> Time {
+        match self.event {
+            Some(e) => e.frontier,
+            None => self.number + 1,
+        }
+    }
+}
+
+/// Where a worker's epochs come from.
+pub trait EpochSource {
+    /// The next epoch, or `None` when the stream has ended. May step `worker` while it waits.
+    fn next(&mut self, worker: &mut Worker) -> Result<Option<Epoch>, RunError>;
+    /// Windowed runs: the frontier that closes every window once the stream has ended.
+    fn final_frontier(&self) -> Option<Time> {
+        None
+    }
+    /// The writing worker has completed epoch `epoch` (its output is written).
+    fn completed(&self, _epoch: Time) {}
+    /// Epochs expected in all, for a progress bar (0 when unknown).
+    fn expected(&self) -> u64 {
+        0
+    }
+}
+
+/// A process that does not read the input: nothing to feed.
+pub struct NoEpochs;
+
+impl EpochSource for NoEpochs {
+    fn next(&mut self, _worker: &mut Worker) -> Result<Option<Epoch>, RunError> {
+        Ok(None)
+    }
+}
+
+/// The epochs of files or of a stream in memory, as loaded and validated by every worker.
+pub struct FileEpochs {
+    share: WorkerShare,
+    facts: InputFacts,
+    next: Time,
+}
+
+impl FileEpochs {
+    pub fn new(share: WorkerShare, facts: InputFacts) -> Self {
+        FileEpochs { share, facts, next: 0 }
+    }
+}
+
+impl EpochSource for FileEpochs {
+    fn next(&mut self, _worker: &mut Worker) -> Result<Option<Epoch>, RunError> {
+        let number = self.next;
+        if number > self.share.epochs() as Time {
+            return Ok(None);
+        }
+        self.next += 1;
+        let window = self.facts.window.as_ref();
+        if number == 0 {
+            let changes = std::mem::take(&mut self.share.initial).into_iter().map(|e| (e, 1)).collect();
+            let event = window.map(|_| EventEpoch::default());
+            return Ok(Some(Epoch { number, updates: self.facts.initial_edges, changes, event, ..Epoch::default() }));
+        }
+        let i = number as usize - 1;
+        let updates = self.facts.epoch_updates[i];
+        Ok(Some(match window {
+            Some(wf) => Epoch {
+                number,
+                updates,
+                timed: self.share.timed_epoch(number as usize).collect(),
+                event: Some(EventEpoch { frontier: wf.frontiers[i], watermark: wf.watermarks[i], late: wf.late[i] }),
+                ..Epoch::default()
+            },
+            None => Epoch { number, updates, changes: self.share.epoch(number as usize).collect(), ..Epoch::default() },
+        }))
+    }
+
+    fn final_frontier(&self) -> Option<Time> {
+        self.facts.window.as_ref().map(|wf| wf.final_frontier)
+    }
+
+    fn expected(&self) -> u64 {
+        1 + self.share.epochs() as u64
+    }
+}
+
+/// The epochs the live front end closes (process 0).
+pub struct LiveEpochs {
+    receiver: Receiver<EpochBatch>,
+    /// This worker's index among the process's workers, and their number.
+    local: usize,
+    locals: usize,
+    /// Windowed runs: every worker follows the watermark itself (it sees every epoch's times).
+    clock: Option<EventClock>,
+    /// Epochs up to here are already in the change log.
+    written_through: Option<Time>,
+    insert_only: bool,
+    last: Option<Time>,
+    progress: Arc<Progress>,
+}
+
+impl LiveEpochs {
+    pub fn new(
+        receiver: Receiver<EpochBatch>,
+        (local, locals): (usize, usize),
+        window: Option<WindowSpec>,
+        written_through: Option<Time>,
+        insert_only: bool,
+        progress: Arc<Progress>,
+    ) -> Self {
+        let clock = window.map(EventClock::new);
+        LiveEpochs { receiver, local, locals, clock, written_through, insert_only, last: None, progress }
+    }
+
+    /// Receives the next batch, stepping the dataflow while none is there.
+    fn receive(&self, worker: &mut Worker) -> Option<EpochBatch> {
+        loop {
+            match self.receiver.try_recv() {
+                Ok(b) => return Some(b),
+                Err(TryRecvError::Empty) => worker.step_or_park(Some(Duration::from_millis(1))),
+                Err(TryRecvError::Disconnected) => return None,
+            };
+        }
+    }
+}
+
+impl EpochSource for LiveEpochs {
+    fn next(&mut self, worker: &mut Worker) -> Result<Option<Epoch>, RunError> {
+        let Some(batch) = self.receive(worker) else { return Ok(None) };
+        if let Some(last) = self.last.filter(|&last| batch.epoch <= last) {
+            return Err(RunError::Other(format!("live input sent epoch {} after epoch {}", batch.epoch, last)));
+        }
+        if self.insert_only && batch.updates.iter().any(|u| u.diff < 0) {
+            return Err(RunError::Input(format!(
+                "epoch {} deletes an edge, but the stream was declared --insert-only (a state directory written without --insert-only?)",
+                batch.epoch
+            )));
+        }
+        self.last = Some(batch.epoch);
+        // The watermark after this epoch.
+        if let Some(c) = self.clock.as_mut() {
+            c.close_epoch(batch.times.iter().flatten().copied());
+        }
+        let n = batch.updates.len();
+        let mine = n * self.local / self.locals..n * (self.local + 1) / self.locals;
+        let mut epoch = Epoch {
+            number: batch.epoch,
+            updates: n as u64,
+            event: self.clock.as_ref().map(|c| EventEpoch {
+                frontier: c.frontier(),
+                watermark: c.watermark(),
+                late: batch.late,
+            }),
+            replay: self.written_through.is_some_and(|w| batch.epoch <= w),
+            ..Epoch::default()
+        };
+        for (i, u) in batch.updates[mine.clone()].iter().enumerate() {
+            match (&self.clock, batch.times.get(mine.start + i).copied().flatten()) {
+                (Some(_), Some(t)) => epoch.timed.push((u.edge(), t)),
+                // Static edges (and every edge of an unwindowed stream).
+                _ => epoch.changes.push((u.edge(), u.diff as Diff)),
+            }
+        }
+        Ok(Some(epoch))
+    }
+
+    fn final_frontier(&self) -> Option<Time> {
+        self.clock.as_ref().map(EventClock::final_frontier)
+    }
+
+    fn completed(&self, epoch: Time) {
+        self.progress.complete(epoch);
+    }
+}

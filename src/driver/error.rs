@@ -1,0 +1,71 @@
+//! Why a run fails.
+//!
+//! Every layer below the driver has its own error type (a bad line of a file, an unreadable
+//! hostfile, an unknown algorithm, a live input failure, a full disk under a sink). The driver
+//! wraps them in one [`RunError`] without flattening them to text: the wrapped error is kept (and
+//! its `Display` is the message a user reads), so a caller can still match on it. The exit status
+//! is the command line's business (`ripples` maps [`RunError::is_input`] to 2, the rest to 1).
+//!
+//! ```
+//! use ripples::driver::RunError;
+//! let e = RunError::Input("u.txt:3: \"x\" is not a vertex id".into());
+//! assert!(e.is_input());
+//! assert_eq!(e.to_string(), "u.txt:3: \"x\" is not a vertex id");
+//! ```
+
+use super::input::InputFailure;
+use super::layout::LayoutError;
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad input data or a bad combination of flags (exit status 2).
+    #[error("{0}")]
+    Input(String),
+    /// Anything else: unreadable files, bad configuration, I/O (exit status 1).
+    #[error("{0}")]
+    Other(String),
+    /// An input file could not be read (the same on every worker). A bad line is
+    /// [`RunError::Input`].
+    #[error(transparent)]
+    Load(InputFailure),
+    /// The process layout cannot run.
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    /// Writing a result, change log or stats file failed.
+    #[error(transparent)]
+    Sink(#[from] std::io::Error),
+    /// The state directory (write-ahead log, snapshots, change-log mark) failed.
+    #[error(transparent)]
+    State(#[from] crate::live::durability::DurabilityError),
+}
+
+impl From<InputFailure> for RunError {
+    fn from(f: InputFailure) -> Self {
+        if f.exit_code == 2 {
+            RunError::Input(f.message)
+        } else {
+            RunError::Load(f)
+        }
+    }
+}
+
+impl RunError {
+    /// Whether the run failed on bad input data (rather than on I/O or configuration).
+    pub fn is_input(&self) -> bool {
+        match self {
+            RunError::Input(_) => true,
+            RunError::Load(f) => f.exit_code == 2,
+            _ => false,
+        }
+    }
+
+    /// The process exit status for this error: 2 for bad input, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        if self.is_input() {
+            2
+        } else {
+            1
+        }
+    }
+}

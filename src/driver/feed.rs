@@ -1,0 +1,181 @@
+//! **Feeding**: how an epoch's changes enter the dataflow, and how the worker waits for them.
+//!
+//! One [`Feeder`] per worker owns the edge input. It does three things, each in one place:
+//!
+//! * [`Feeder::feed`] hands an epoch's changes over: untimed changes at the input's current time;
+//!   in a windowed run, timed insertions in the order they enter their windows (the windowed
+//!   layer, [`Expiries`], schedules each copy's retraction for when it leaves).
+//! * [`Feeder::settle`] advances the input to a frontier (handing over every retraction before
+//!   it), flushes, and steps the worker until the probe at the sinks has passed the frontier:
+//!   the epoch is then complete. This is the only place the driver waits for the dataflow.
+//! * [`Feeder::replay`] feeds a restart's replay (epochs already in the change log) so that the
+//!   dataflow computes it as one step.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use differential_dataflow::input::InputSession;
+use timely::dataflow::ProbeHandle;
+use timely::worker::Worker;
+
+use super::epochs::Epoch;
+use crate::sources::window::WindowSpec;
+use crate::types::{Diff, Edge, Time};
+
+/// The edge input of one worker, with the windowed layer over it.
+pub struct Feeder {
+    pub edges_in: InputSession<Time, Edge, Diff>,
+    window: Option<WindowSpec>,
+    expiries: Expiries,
+    /// Windowed runs: this worker's timed copies of the replay so far.
+    replayed: Vec<(Edge, Time)>,
+}
+
+impl Feeder {
+    pub fn new(edges_in: InputSession<Time, Edge, Diff>, window: Option<WindowSpec>) -> Self {
+        Feeder { edges_in, window, expiries: Expiries::default(), replayed: Vec::new() }
+    }
+
+    /// Hands this worker's share of `epoch` over. `in_replay`: a replay is being fed (its epochs
+    /// share one dataflow time, so the input is not advanced to each).
+    pub fn feed(&mut self, worker: &mut Worker, epoch: Epoch, in_replay: bool) {
+        // Unwindowed epochs are fed at their own number (live epochs may skip numbers);
+        // windowed runs feed at event times, their input time is the watermark's frontier.
+        if epoch.event.is_none() && !in_replay && self.edges_in.epoch() < &epoch.number {
+            self.edges_in.advance_to(epoch.number);
+        }
+        let until = epoch.until();
+        for (e, d) in epoch.changes {
+            self.edges_in.update(e, d);
+        }
+        match (&self.window, epoch.replay) {
+            // A windowed replay is fed in one piece when it ends ([`Feeder::replay`]).
+            (Some(_), true) => self.replayed.extend(epoch.timed),
+            (Some(spec), false) => {
+                self.expiries.feed_in_time_order(worker, &mut self.edges_in, spec, epoch.timed, until)
+            }
+            // Timed copies only exist in windowed runs.
+            (None, _) => debug_assert!(epoch.timed.is_empty()),
+        }
+    }
+
+    /// Ends a replay whose results before `frontier` are already written (see
+    /// [`Expiries::replay`]). `exact`: the run declared every edge's lifetime.
+    pub fn replay(&mut self, frontier: Time, exact: bool) {
+        if let Some(spec) = &self.window {
+            let copies = std::mem::take(&mut self.replayed);
+            self.expiries.replay(&mut self.edges_in, spec, copies, frontier, exact);
+        }
+    }
+
+    /// Advances the input to `until` and steps `worker` until `probe` has passed it.
+    pub fn settle(&mut self, worker: &mut Worker, probe: &ProbeHandle<Time>, until: Time) {
+        self.expiries.advance(&mut self.edges_in, until);
+        self.edges_in.flush();
+        while probe.less_than(&until) {
+            worker.step();
+        }
+    }
+
+    /// Closes the input: no more changes.
+    pub fn close(self) {
+        self.edges_in.close();
+    }
+}
+
+/// The input side of a windowed run on one worker: insertions go in at their window's first
+/// time; each retraction is handed to differential dataflow as a future change (at the time the
+/// edge leaves its window) once the input frontier is about to pass that time. Holding them back
+/// until then, rather than handing them over with the insertion, keeps them out of the
+/// arrangements while they are far in the future and leaves none to process after the final
+/// frontier (the last window's retractions are never needed).
+#[derive(Default)]
+struct Expiries {
+    /// `(time the copy leaves, edge)`, earliest first.
+    due: BinaryHeap<Reverse<(Time, Edge)>>,
+}
+
+impl Expiries {
+    /// Feeds one accepted insertion with event time `time`.
+    fn insert(&mut self, edges_in: &mut InputSession<Time, Edge, Diff>, spec: &WindowSpec, edge: Edge, time: Time) {
+        let (enter, leave) = spec.lifetime(time);
+        edges_in.update_at(edge, enter, 1);
+        if let Some(leave) = leave {
+            self.due.push(Reverse((leave, edge)));
+        }
+    }
+
+    /// Feeds a restart's replay of a windowed stream, whose results before `frontier` are already
+    /// written: only the collection from `frontier - 1` on has to be right (the change at
+    /// `frontier` is taken against it, and the written state accumulated through `frontier - 1`
+    /// telescopes to it). So copies that left their window before `frontier - 1` are skipped,
+    /// those present at `frontier - 1` enter at the current (earliest) input time, and only later
+    /// ones at their own times: the dataflow computes the replay as one step instead of time by
+    /// time.
+    ///
+    /// With `exact` (the run declared `GraphInput::edge_lifetime`), present copies enter at
+    /// their own times too, so that each still leaves exactly one span after it entered.
+    fn replay(
+        &mut self,
+        edges_in: &mut InputSession<Time, Edge, Diff>,
+        spec: &WindowSpec,
+        copies: Vec<(Edge, Time)>,
+        frontier: Time,
+        exact: bool,
+    ) {
+        for (edge, time) in copies {
+            let (enter, leave) = spec.lifetime(time);
+            if enter >= frontier || (exact && leave.is_none_or(|leave| leave >= frontier)) {
+                self.insert(edges_in, spec, edge, time);
+            } else if leave.is_none_or(|leave| leave >= frontier) {
+                edges_in.update(edge, 1);
+                if let Some(leave) = leave {
+                    self.due.push(Reverse((leave, edge)));
+                }
+            }
+        }
+    }
+
+    /// Feeds an epoch's accepted copies (this worker's share) in the order they enter, advancing
+    /// the input towards `until` (the frontier this epoch reaches; no later copy can enter
+    /// before it) and stepping the worker every few thousand copies: an epoch holding many
+    /// distinct event times then keeps only a few thousand of them in flight at a time (each
+    /// costs progress tracking and buffers until the frontier passes it).
+    fn feed_in_time_order(
+        &mut self,
+        worker: &mut Worker,
+        edges_in: &mut InputSession<Time, Edge, Diff>,
+        spec: &WindowSpec,
+        mut copies: Vec<(Edge, Time)>,
+        until: Time,
+    ) {
+        const CHUNK: usize = 4096;
+        copies.sort_unstable_by_key(|&(_, t)| spec.lifetime(t).0);
+        let mut chunks = copies.chunks(CHUNK).peekable();
+        while let Some(chunk) = chunks.next() {
+            for &(edge, time) in chunk {
+                self.insert(edges_in, spec, edge, time);
+            }
+            if let Some(next) = chunks.peek() {
+                let next_enter = spec.lifetime(next[0].1).0;
+                self.advance(edges_in, next_enter.min(until));
+                edges_in.flush();
+                worker.step();
+            }
+        }
+    }
+
+    /// Advances the input to `frontier`, first handing over every retraction before it.
+    fn advance(&mut self, edges_in: &mut InputSession<Time, Edge, Diff>, frontier: Time) {
+        while let Some(&Reverse((leave, edge))) = self.due.peek() {
+            if leave >= frontier {
+                break;
+            }
+            self.due.pop();
+            edges_in.update_at(edge, leave, -1);
+        }
+        if edges_in.epoch() < &frontier {
+            edges_in.advance_to(frontier);
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! **One worker's run**, top to bottom. [`run_worker`] is the steps of a run, each a call with a
+//! name:
+//!
+//! 1. [`load`]: read and validate this worker's share of the input (nothing is fed unless the
+//!    whole input is valid, on every worker);
+//! 2. [`StreamShape::of`]: what the stream promises (insert-only? every edge's lifetime known?),
+//!    which lets algorithms pick their fast paths;
+//! 3. [`epoch_source`]: where the epochs come from (files, memory, live input, or nothing);
+//! 4. [`open_writer`]: the writing worker creates its outputs (an unwritable file stops every
+//!    worker before anything is computed);
+//! 5. [`build_dataflow`]: the algorithms over the shared input, each ending in a sink operator
+//!    that routes its output changes to the writer;
+//! 6. [`feed_epochs`]: the feed loop, the one place epochs are closed;
+//! 7. close the input, gather every process's peak memory, and report.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use differential_dataflow::input::InputSession;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::Probe;
+use timely::dataflow::ProbeHandle;
+use timely::worker::Worker;
+
+use super::epochs::{EpochSource, EventEpoch, FileEpochs, LiveEpochs, NoEpochs};
+use super::feed::Feeder;
+use super::input::{self, InputFacts, Source, WorkerShare};
+use super::resume::Resume;
+use super::writer::{RunFacts, SinkBuffer, Writer};
+use super::{allgather, metrics, LiveShared, RunError, RunOptions, RunReport};
+use crate::dataflow::{Algorithm, GraphInput};
+use crate::types::{Diff, Node, Time};
+
+/// Runs one worker (see the module docs). Returns the report on the writing worker.
+pub(super) fn run_worker(
+    worker: &mut Worker,
+    options: &RunOptions,
+    algorithms: &[Box<dyn Algorithm>],
+    live: Option<&LiveShared>,
+) -> Result<Option<RunReport>, RunError> {
+    let started = Instant::now();
+    let (mut share, facts) = load(worker, options)?;
+    let load_seconds = started.elapsed().as_secs_f64();
+    let shape = StreamShape::of(options, live, &facts);
+    let vertices = std::mem::take(&mut share.vertices);
+    let mut source = epoch_source(worker, options, live, share, facts.clone(), shape.insert_only)?;
+    let mut writer = open_writer(worker, options, algorithms, live, source.expected())?;
+    let (edges_in, probe, buffers) = build_dataflow(worker, algorithms, &shape, vertices);
+    let mut feeder = Feeder::new(edges_in, options.window);
+    let partial = feed_epochs(
+        worker,
+        source.as_mut(),
+        &mut feeder,
+        &probe,
+        writer.as_mut(),
+        &buffers,
+        options.time_limit,
+        shape.edge_lifetime.is_some(),
+    )?;
+    feeder.close();
+    while worker.step() {}
+    // Peak memory of every process (one report each, from its first worker).
+    let first_here = worker.index().is_multiple_of(options.layout.workers.max(1));
+    let all_peaks = allgather::allgather(worker, first_here.then(|| metrics::memory().1));
+    let Some(writer) = writer else { return Ok(None) };
+    let facts = RunFacts {
+        partial,
+        live: matches!(options.source, Source::Live(_)),
+        initial_edges: facts.initial_edges,
+        bytes: facts.bytes,
+        load_seconds,
+        wall_seconds: started.elapsed().as_secs_f64(),
+        all_peaks,
+    };
+    writer.finish(options, algorithms, facts).map(Some)
+}
+
+/// Step 1: this worker's share of the files or of the stream in memory, validated by every
+/// worker. (Live input is read by the front end instead.)
+fn load(worker: &mut Worker, options: &RunOptions) -> Result<(WorkerShare, InputFacts), RunError> {
+    match &options.source {
+        Source::Live(_) => Ok((WorkerShare::default(), InputFacts::default())),
+        source => Ok(input::load(worker, source, options.trusted_input, options.window.as_ref())?),
+    }
+}
+
+/// Step 2: what the stream promises the algorithms.
+struct StreamShape {
+    /// The stream never deletes (WCC's insert-only fast path applies).
+    insert_only: bool,
+    /// Windowed runs without static edges: every copy entering at `t` leaves at `t + span`.
+    edge_lifetime: Option<Time>,
+}
+
+impl StreamShape {
+    fn of(options: &RunOptions, live: Option<&LiveShared>, facts: &InputFacts) -> Self {
+        // A windowed stream retracts every edge when it leaves its window: never insert-only.
+        let window = options.window;
+        let insert_only = window.is_none()
+            && match &options.source {
+                Source::Live(cfg) => cfg.insert_only,
+                _ => !facts.has_deletions,
+            };
+        // Live input in other processes learns nothing of the stream; they must agree, so
+        // multi-process live runs do not declare it.
+        let static_edges = match (&options.source, live) {
+            (Source::Live(_), Some(l)) if options.layout.processes == 1 => l.static_edges,
+            (Source::Live(_), _) => true,
+            _ => facts.initial_edges > 0,
+        };
+        StreamShape { insert_only, edge_lifetime: window.filter(|_| !static_edges).map(|spec| spec.span) }
+    }
+}
+
+/// Step 3: where this worker's epochs come from.
+fn epoch_source(
+    worker: &Worker,
+    options: &RunOptions,
+    live: Option<&LiveShared>,
+    share: WorkerShare,
+    facts: InputFacts,
+    insert_only: bool,
+) -> Result<Box<dyn EpochSource>, RunError> {
+    let locals = options.layout.workers;
+    let local = worker.index() % locals;
+    Ok(match (live, &options.source) {
+        // Live input (process 0): every local worker receives every epoch and feeds its slice.
+        (Some(live), _) => {
+            let receiver = live.receivers.lock().map_err(|_| RunError::Other("poisoned".into()))?[local]
+                .take()
+                .ok_or_else(|| RunError::Other("live input receiver taken twice".into()))?;
+            Box::new(LiveEpochs::new(
+                receiver,
+                (local, locals),
+                options.window,
+                live.written_through,
+                insert_only,
+                live.progress.clone(),
+            ))
+        }
+        // Live input in another process: nothing to feed here.
+        (None, Source::Live(_)) => Box::new(NoEpochs),
+        _ => Box::new(FileEpochs::new(share, facts)),
+    })
+}
+
+/// Step 4: the writing worker (worker 0) creates its outputs; every worker learns whether that
+/// failed.
+fn open_writer(
+    worker: &mut Worker,
+    options: &RunOptions,
+    algorithms: &[Box<dyn Algorithm>],
+    live: Option<&LiveShared>,
+    expected: u64,
+) -> Result<Option<Writer>, RunError> {
+    let created = (worker.index() == 0).then(|| {
+        let resume = Resume::plan(
+            live.and_then(|l| l.state_dir.as_deref()),
+            live.and_then(|l| l.written_through),
+            options.changes.as_deref(),
+        )?;
+        Writer::create(options, algorithms, resume, expected)
+    });
+    let failure = created.as_ref().and_then(|c| c.as_ref().err()).map(|e| e.to_string());
+    let failures = allgather::allgather(worker, failure);
+    match created {
+        Some(Err(e)) => Err(e),
+        _ if failures.iter().any(Option::is_some) => {
+            Err(RunError::Other(failures.into_iter().flatten().next().unwrap_or_default()))
+        }
+        created => created.transpose(),
+    }
+}
+
+/// Step 5: builds every algorithm over one shared input, each ending in a sink operator that
+/// sends its output changes to worker 0 and buffers them there by time. Feeds the vertex-file
+/// vertices (they never change) and returns the edge input, the probe at the sinks and the
+/// buffers.
+fn build_dataflow(
+    worker: &mut Worker,
+    algorithms: &[Box<dyn Algorithm>],
+    shape: &StreamShape,
+    vertices: Vec<Node>,
+) -> (InputSession<Time, crate::types::Edge, Diff>, ProbeHandle<Time>, Vec<SinkBuffer>) {
+    let buffers: Vec<SinkBuffer> = algorithms.iter().map(|_| Rc::new(RefCell::new(BTreeMap::new()))).collect();
+    let mut edges_in = InputSession::new();
+    let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
+    let probe: ProbeHandle<Time> = ProbeHandle::new();
+    {
+        let buffers = buffers.clone();
+        let probe = probe.clone();
+        let edges_in = &mut edges_in;
+        let vertices_in = &mut vertices_in;
+        let (insert_only, edge_lifetime) = (shape.insert_only, shape.edge_lifetime);
+        worker.dataflow::<Time, _, _>(move |scope| {
+            let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only)
+                .with_edge_lifetime(edge_lifetime);
+            for (algorithm, buffer) in algorithms.iter().zip(buffers) {
+                let result = algorithm.build(input.clone());
+                result
+                    .inner
+                    .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                        Exchange::new(|_x: &((Node, u64), Time, Diff)| 0u64),
+                        "ResultSink",
+                        move |_capability, _info| {
+                            move |(input, _frontier), _output| {
+                                input.for_each(|_time, data| {
+                                    let mut buffer = buffer.borrow_mut();
+                                    for (record, time, diff) in data.drain(..) {
+                                        buffer.entry(time).or_default().push((record, diff));
+                                    }
+                                });
+                            }
+                        },
+                    )
+                    .probe_with(&probe);
+            }
+        });
+    }
+    for v in vertices {
+        vertices_in.update(v, 1);
+    }
+    vertices_in.close();
+    (edges_in, probe, buffers)
+}
+
+/// A restart's replay being fed: epochs already in the change log, fed back to back without
+/// waiting for each (their output only rebuilds the state), closed as one epoch.
+struct Replay {
+    last: Time,
+    updates: u64,
+    event: Option<EventEpoch>,
+    started: Instant,
+}
+
+/// Ends a replay: feeds what the windowed layer held back and returns what closing it as one
+/// epoch needs (the last replayed epoch's number and watermark, no late updates).
+fn end_replay(feeder: &mut Feeder, r: Replay, exact_lifetimes: bool) -> (Time, u64, Option<EventEpoch>, Time, Instant) {
+    let until = r.event.map_or(r.last + 1, |e| e.frontier);
+    feeder.replay(until, exact_lifetimes);
+    (r.last, r.updates, r.event.map(|e| EventEpoch { late: 0, ..e }), until, r.started)
+}
+
+/// Step 6: the feed loop. Feeds every epoch of `source`, waits until the dataflow has completed
+/// it, and hands it to the writer. Returns whether the run stopped early at its time limit
+/// (every worker decides on its own clock; they are in step at epoch boundaries).
+#[allow(clippy::too_many_arguments)]
+fn feed_epochs(
+    worker: &mut Worker,
+    source: &mut dyn EpochSource,
+    feeder: &mut Feeder,
+    probe: &ProbeHandle<Time>,
+    mut writer: Option<&mut Writer>,
+    buffers: &[SinkBuffer],
+    time_limit: Option<Duration>,
+    exact_lifetimes: bool,
+) -> Result<bool, RunError> {
+    let mut closed = 0u64;
+    let mut replay: Option<Replay> = None;
+    // Time in update epochs, measured by every worker.
+    let mut update_seconds = 0.0;
+    // Closes an epoch: waits for `until`, then writes it (on the writer).
+    let mut close = |worker: &mut Worker,
+                     feeder: &mut Feeder,
+                     writer: Option<&mut &mut Writer>,
+                     source: &dyn EpochSource,
+                     (number, updates, event, until, started): (Time, u64, Option<EventEpoch>, Time, Instant)|
+     -> Result<f64, RunError> {
+        feeder.settle(worker, probe, until);
+        let latency = started.elapsed().as_secs_f64();
+        if let Some(w) = writer {
+            w.epoch(buffers, number, updates, latency, closed == 0, event)?;
+            source.completed(number);
+        }
+        closed += 1;
+        Ok(latency)
+    };
+    while let Some(epoch) = source.next(worker)? {
+        if let Some(r) = replay.take_if(|_| !epoch.replay) {
+            let closing = end_replay(feeder, r, exact_lifetimes);
+            close(worker, feeder, writer.as_mut(), source, closing)?;
+        }
+        // Latency counts from the moment the epoch's input is handed over, feeding included (a
+        // windowed epoch is fed in steps that already run the dataflow).
+        let handed_over = Instant::now();
+        let (number, updates, event, until) = (epoch.number, epoch.updates, epoch.event, epoch.until());
+        if epoch.replay {
+            feeder.feed(worker, epoch, replay.is_some());
+            let r = replay.get_or_insert(Replay { last: number, updates: 0, event, started: handed_over });
+            (r.last, r.updates, r.event) = (number, r.updates + updates, event);
+            // Already in the change log: complete for the front end's backpressure (which would
+            // otherwise wait for epochs that are being merged).
+            if writer.is_some() {
+                source.completed(number);
+            }
+            worker.step();
+            continue;
+        }
+        feeder.feed(worker, epoch, false);
+        let latency = close(worker, feeder, writer.as_mut(), source, (number, updates, event, until, handed_over))?;
+        if number > 0 {
+            update_seconds += latency;
+        }
+        if time_limit.is_some_and(|limit| number > 0 && update_seconds >= limit.as_secs_f64()) {
+            return Ok(true);
+        }
+    }
+    if let Some(r) = replay.take() {
+        let closing = end_replay(feeder, r, exact_lifetimes);
+        close(worker, feeder, writer.as_mut(), source, closing)?;
+    }
+    // The end of a windowed stream: every time up to the final frontier is closed and written.
+    // (Retractions scheduled beyond it are never computed.)
+    if let Some(frontier) = source.final_frontier() {
+        let started = Instant::now();
+        feeder.settle(worker, probe, frontier);
+        if let Some(w) = writer {
+            w.finish_window(buffers, frontier, started.elapsed().as_secs_f64())?;
+        }
+    }
+    Ok(false)
+}

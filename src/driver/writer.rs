@@ -1,0 +1,254 @@
+//! **The writer**: what the writing worker (worker 0 of process 0) does with each completed
+//! epoch. The sinks at the end of the dataflow buffer their output changes by time; once an
+//! epoch is complete the writer takes the changes of every time it closed out of the buffers,
+//! writes them to each algorithm's [`ResultSink`], records the epoch's statistics (latency,
+//! output changes, memory; watermark and late updates in windowed runs) to `--stats` and the
+//! progress line, and at the end builds the run's [`RunSummary`].
+//!
+//! An unwindowed epoch `e` writes the changes of every time `<= e`, labelled `e`; a windowed
+//! epoch writes each time below its frontier, labelled with its own (event) time.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::epochs::EventEpoch;
+use super::metrics;
+use super::resume::Resume;
+use super::{AlgorithmReport, RunError, RunOptions, RunReport};
+use crate::dataflow::Algorithm;
+use crate::sinks::{Progress, ResultSink, RunSummary, StatsWriter};
+use crate::types::stats::{EpochStats, LatencySummary};
+use crate::types::{Diff, Node, Time};
+
+/// One algorithm's output changes by time, filled by its sink operator, drained by the writer.
+pub type SinkBuffer = Rc<RefCell<BTreeMap<Time, Vec<((Node, u64), Diff)>>>>;
+
+/// The writer's per-epoch bookkeeping: sinks, stats, progress, latencies.
+pub struct Writer {
+    sinks: Vec<ResultSink>,
+    sink_changes: Vec<u64>,
+    stats: Option<StatsWriter>,
+    progress: Progress,
+    epoch_stats: Vec<EpochStats>,
+    latencies: Vec<f64>,
+    output_changes: u64,
+    peak_rss: u64,
+    update_seconds: f64,
+    initial_seconds: f64,
+    updates: u64,
+    /// Restarted live runs: which epochs are already written, and the change-log mark.
+    resume: Resume,
+    /// Windowed runs: late updates dropped so far.
+    late: u64,
+    /// Windowed runs: time to close the last windows at the end of the stream.
+    end_seconds: Option<f64>,
+}
+
+/// Facts about the run the summary reports besides what the writer measured.
+pub struct RunFacts {
+    pub partial: bool,
+    pub live: bool,
+    pub initial_edges: u64,
+    pub bytes: u64,
+    pub load_seconds: f64,
+    pub wall_seconds: f64,
+    /// With several processes: every process's peak memory.
+    pub all_peaks: Vec<Option<u64>>,
+}
+
+/// Writes the buffered changes of every time below `frontier` to `sink`, time by time.
+fn write_times_below(sink: &mut ResultSink, buffer: &SinkBuffer, frontier: Time, write: bool) -> Result<u64, RunError> {
+    let mut lines = 0;
+    loop {
+        let next = {
+            let mut buffer = buffer.borrow_mut();
+            match buffer.first_key_value() {
+                Some((&t, _)) if t < frontier => buffer.remove(&t).map(|c| (t, c)),
+                _ => None,
+            }
+        };
+        let Some((time, changes)) = next else { return Ok(lines) };
+        lines += sink.epoch_with(time, changes, write)?;
+    }
+}
+
+impl Writer {
+    /// Creates every algorithm's sinks and the stats file (before the dataflow is built, so
+    /// that an unwritable output stops the run early). `expected`: epochs for the progress bar.
+    pub fn create(
+        options: &RunOptions,
+        algorithms: &[Box<dyn Algorithm>],
+        resume: Resume,
+        expected: u64,
+    ) -> Result<Writer, RunError> {
+        let single = algorithms.len() == 1;
+        let mut sinks = Vec::new();
+        for algorithm in algorithms {
+            let name = algorithm.name();
+            let (changes, output) = match &options.output_dir {
+                Some(dir) => {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| RunError::Other(format!("cannot create {}: {}", dir.display(), e)))?;
+                    (Some(dir.join(format!("{}.changes", name))), Some(dir.join(format!("{}.out", name))))
+                }
+                None if single => (options.changes.clone(), options.output.clone()),
+                None => (None, None),
+            };
+            sinks.push(ResultSink::new_resuming(
+                algorithm.value_format(),
+                changes.as_deref(),
+                output.as_deref(),
+                options.collect,
+                options.keep_state,
+                if sinks.is_empty() { resume.changes_offset() } else { None },
+            )?);
+        }
+        let stats = options.stats.as_deref().map(StatsWriter::create).transpose()?;
+        Ok(Writer {
+            sink_changes: vec![0; sinks.len()],
+            sinks,
+            stats,
+            progress: Progress::new(expected, options.progress),
+            epoch_stats: Vec::new(),
+            latencies: Vec::new(),
+            output_changes: 0,
+            peak_rss: 0,
+            update_seconds: 0.0,
+            initial_seconds: 0.0,
+            updates: 0,
+            resume,
+            late: 0,
+            end_seconds: None,
+        })
+    }
+
+    /// The end of a windowed stream: writes every time below the final frontier (no new epoch).
+    /// `seconds`: how long the dataflow took to reach the final frontier.
+    pub fn finish_window(&mut self, buffers: &[SinkBuffer], frontier: Time, seconds: f64) -> Result<(), RunError> {
+        for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
+            let n = write_times_below(sink, buffer, frontier, true)?;
+            self.sink_changes[i] += n;
+            self.output_changes += n;
+        }
+        self.update_seconds += seconds;
+        self.end_seconds = Some(seconds);
+        Ok(())
+    }
+
+    /// Writes epoch `epoch`: without `event`, every buffered change up to `epoch`, labelled
+    /// `epoch`; with it (windowed runs), the changes of each time below its frontier, each
+    /// labelled with its own (event) time.
+    #[allow(clippy::too_many_arguments)]
+    pub fn epoch(
+        &mut self,
+        buffers: &[SinkBuffer],
+        epoch: Time,
+        updates: u64,
+        latency: f64,
+        first: bool,
+        event: Option<EventEpoch>,
+    ) -> Result<(), RunError> {
+        if first {
+            self.initial_seconds = latency;
+        } else {
+            self.update_seconds += latency;
+            self.latencies.push(latency * 1000.0);
+            self.updates += updates;
+        }
+        let quiet = self.resume.is_written(epoch);
+        let mut lines = 0;
+        for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
+            let n = match event {
+                None => {
+                    let mut changes = Vec::new();
+                    {
+                        let mut buffer = buffer.borrow_mut();
+                        let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
+                        for t in done {
+                            if let Some(mut c) = buffer.remove(&t) {
+                                changes.append(&mut c);
+                            }
+                        }
+                    }
+                    sink.epoch_with(epoch, changes, !quiet)?
+                }
+                Some(event) => write_times_below(sink, buffer, event.frontier, !quiet)?,
+            };
+            self.sink_changes[i] += n;
+            lines += n;
+        }
+        if !quiet {
+            self.resume.record(&mut self.sinks[0], epoch)?;
+        }
+        self.output_changes += lines;
+        let (rss, hwm) = metrics::memory();
+        self.peak_rss = self.peak_rss.max(hwm);
+        let s = EpochStats {
+            epoch,
+            updates,
+            latency_ms: latency * 1000.0,
+            output_changes: lines,
+            rss_bytes: rss,
+            watermark: event.map(|e| e.watermark),
+            late: event.map(|e| e.late),
+        };
+        self.late += event.map_or(0, |e| e.late);
+        if let Some(w) = &mut self.stats {
+            w.epoch(&s)?;
+        }
+        self.progress.epoch(self.epoch_stats.len() as u64, updates, latency * 1000.0);
+        self.epoch_stats.push(s);
+        Ok(())
+    }
+
+    /// The end of the run: closes every sink, writes the summary, and returns the report.
+    pub fn finish(
+        self,
+        options: &RunOptions,
+        algorithms: &[Box<dyn Algorithm>],
+        facts: RunFacts,
+    ) -> Result<RunReport, RunError> {
+        self.progress.finish();
+        let mut reports = Vec::new();
+        for ((sink, algorithm), lines) in self.sinks.into_iter().zip(algorithms).zip(&self.sink_changes) {
+            let (changes, final_state) = sink.finish()?;
+            reports.push(AlgorithmReport { name: algorithm.name(), output_changes: *lines, changes, final_state });
+        }
+        let (changes, final_state) = (reports[0].changes.clone(), reports[0].final_state.clone());
+        let updates = self.updates;
+        let load_seconds = facts.load_seconds;
+        let summary = RunSummary {
+            summary: true,
+            algorithm: algorithms.iter().map(|a| a.name()).collect::<Vec<_>>().join(","),
+            workers: options.layout.workers,
+            processes: options.layout.processes,
+            epochs: self.epoch_stats.len() as u64,
+            partial: facts.partial,
+            updates,
+            initial_edges: if facts.live {
+                self.epoch_stats.first().map(|e| e.updates).unwrap_or(0)
+            } else {
+                facts.initial_edges
+            },
+            update_seconds: self.update_seconds,
+            updates_per_sec: if self.update_seconds > 0.0 { updates as f64 / self.update_seconds } else { 0.0 },
+            latency: LatencySummary::of(&self.latencies),
+            load_seconds,
+            load_mb_per_sec: facts.bytes as f64 / 1e6 / load_seconds.max(1e-9),
+            load_edges_per_sec: facts.initial_edges as f64 / load_seconds.max(1e-9),
+            initial_seconds: self.initial_seconds,
+            peak_rss_bytes: self.peak_rss.max(metrics::memory().1),
+            peak_rss_bytes_all_processes: (options.layout.processes > 1)
+                .then(|| facts.all_peaks.iter().flatten().sum()),
+            output_changes: self.output_changes,
+            wall_seconds: facts.wall_seconds,
+            late_updates: options.window.map(|_| self.late),
+            end_seconds: self.end_seconds,
+        };
+        if let Some(stats) = self.stats {
+            stats.summary(&summary)?;
+        }
+        Ok(RunReport { summary, epochs: self.epoch_stats, changes, final_state, algorithms: reports })
+    }
+}
