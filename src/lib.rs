@@ -1,16 +1,23 @@
 //! # ripples
 //!
 //! Streaming, iterative, incremental graph computation on timely dataflow and differential
-//! dataflow. Data flows one way through the layers, and the modules follow them:
+//! dataflow. Data flows one way through the layers, and each layer imports only the layers
+//! before it in this table (checked by `tests/layers.rs`):
 //!
-//! * [`sources`] — parse edge, vertex and update files; generate graphs; shape update streams.
-//! * [`dataflow`] — algorithms as differential dataflows over the edge collection.
-//! * [`driver`] — epochs, per-worker inputs, probes, latency, memory; runs any [`dataflow::Algorithm`].
-//! * [`sinks`] — result files, change logs, stats, progress.
-//! * [`cli`] — the `ripples` command line, a thin layer over the above.
+//! | layer | modules | may import |
+//! |---|---|---|
+//! | model | [`types`] — vertex ids, times, updates; value formats ([`types::format`]); the records a run reports ([`types::stats`]) | — |
+//! | sources | [`sources`] — parse edge, vertex and update files; generate graphs; shape streams; event-time windows | model |
+//! | dataflow | [`dataflow`] — one algorithm per file, each a differential dataflow over the edge collection | model, sources |
+//! | beside the driver | [`live`] — the live front end (transports, sequencer, state directory); [`sinks`] — result files, change logs, stats, progress | model, sources |
+//! | driver | [`driver`] — one feed loop over an epoch source; epochs, probes, metrics, resume | all of the above |
+//! | application (feature `cli`) | [`cli`], [`bench`](mod@bench), [`graphalytics`] runner | everything |
 //!
-//! [`oracle`] holds plain sequential implementations used to check the dataflows, and
-//! [`graphalytics`] reads LDBC Graphalytics datasets and applies their validation rules.
+//! The driver *uses* `live` and `sinks`; they never import it. [`oracle`] holds plain
+//! sequential implementations: the tests' reference, and the bench's from-scratch baseline.
+//!
+//! With `default-features = false` the crate is the library alone, without the command line's
+//! dependencies (clap, indicatif, plotters): the application layer is behind the `cli` feature.
 
 #[cfg(feature = "cli")]
 pub mod bench;

@@ -4,7 +4,7 @@
 //!
 //! * [`Feeder::feed`] hands an epoch's changes over: untimed changes at the input's current time;
 //!   in a windowed run, timed insertions in the order they enter their windows (the windowed
-//!   layer, [`Expiries`], schedules each copy's retraction for when it leaves).
+//!   layer (`Expiries`) schedules each copy's retraction for when it leaves).
 //! * [`Feeder::settle`] advances the input to a frontier (handing over every retraction before
 //!   it), flushes, and steps the worker until the probe at the sinks has passed the frontier:
 //!   the epoch is then complete. This is the only place the driver waits for the dataflow.
@@ -60,7 +60,7 @@ impl Feeder {
     }
 
     /// Ends a replay whose results before `frontier` are already written (see
-    /// [`Expiries::replay`]). `exact`: the run declared every edge's lifetime.
+    /// `Expiries::replay`). `exact`: the run declared every edge's lifetime.
     pub fn replay(&mut self, frontier: Time, exact: bool) {
         if let Some(spec) = &self.window {
             let copies = std::mem::take(&mut self.replayed);

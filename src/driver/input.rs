@@ -3,8 +3,10 @@
 //!
 //! * The edge and vertex files are split by byte range: worker `i` of `p` parses the lines that
 //!   start in its `1/p` of the file. No single reader sits in front of the dataflow.
-//! * The update file is parsed by every worker (it is also where deletions are validated); worker
-//!   `i` feeds the updates whose position in the file is `i` modulo `p`.
+//! * The update file is parsed by every worker (it is also where deletions are validated); of
+//!   each epoch's batch, worker `i` of `p` feeds the contiguous slice `[n*i/p, n*(i+1)/p)` of
+//!   its `n` updates (see [`WorkerShare`]), so the workers together feed every update exactly
+//!   once without copying the stream.
 //! * Validation happens before anything is fed: a malformed line anywhere, or a deletion of an
 //!   edge copy that is not present at that point of the stream, stops the run on every worker
 //!   with the same message (the earliest error: graph file, then vertex file, then update file,

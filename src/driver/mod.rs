@@ -30,7 +30,7 @@ pub mod input;
 pub mod layout;
 pub mod metrics;
 pub mod resume;
-mod worker;
+pub mod worker;
 pub mod writer;
 
 use std::path::PathBuf;
@@ -149,7 +149,7 @@ pub fn run<A: Algorithm>(options: RunOptions, algorithm: A) -> Result<Option<Run
 }
 
 /// Runs several algorithms over one stream in one dataflow: they share the input and its
-/// derived arrangements ([`GraphInput`]'s vertex and edge sets). Outputs go to
+/// derived arrangements ([`GraphInput`](crate::dataflow::GraphInput)'s vertex and edge sets). Outputs go to
 /// `options.output_dir` (`<name>.out`, `<name>.changes`), or, for a single algorithm, to
 /// `options.output` and `options.changes`.
 pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Result<Option<RunReport>, RunError> {

@@ -1,16 +1,16 @@
-//! **One worker's run**, top to bottom. [`run_worker`] is the steps of a run, each a call with a
+//! **One worker's run**, top to bottom. `run_worker` is the steps of a run, each a call with a
 //! name:
 //!
-//! 1. [`load`]: read and validate this worker's share of the input (nothing is fed unless the
+//! 1. `load`: read and validate this worker's share of the input (nothing is fed unless the
 //!    whole input is valid, on every worker);
-//! 2. [`StreamShape::of`]: what the stream promises (insert-only? every edge's lifetime known?),
+//! 2. `StreamShape::of`: what the stream promises (insert-only? every edge's lifetime known?),
 //!    which lets algorithms pick their fast paths;
-//! 3. [`epoch_source`]: where the epochs come from (files, memory, live input, or nothing);
-//! 4. [`open_writer`]: the writing worker creates its outputs (an unwritable file stops every
+//! 3. `epoch_source`: where the epochs come from (files, memory, live input, or nothing);
+//! 4. `open_writer`: the writing worker creates its outputs (an unwritable file stops every
 //!    worker before anything is computed);
-//! 5. [`build_dataflow`]: the algorithms over the shared input, each ending in a sink operator
+//! 5. `build_dataflow`: the algorithms over the shared input, each ending in a sink operator
 //!    that routes its output changes to the writer;
-//! 6. [`feed_epochs`]: the feed loop, the one place epochs are closed;
+//! 6. `feed_epochs`: the feed loop, the one place epochs are closed;
 //! 7. close the input, gather every process's peak memory, and report.
 
 use std::cell::RefCell;
@@ -35,7 +35,7 @@ use crate::dataflow::{Algorithm, GraphInput};
 use crate::types::{Diff, Node, Time};
 
 /// Runs one worker (see the module docs). Returns the report on the writing worker.
-pub(super) fn run_worker(
+pub(crate) fn run_worker(
     worker: &mut Worker,
     options: &RunOptions,
     algorithms: &[Box<dyn Algorithm>],

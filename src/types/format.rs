@@ -54,7 +54,7 @@ pub fn format_f64(x: f64) -> String {
 /// Scientific notation keeps very large and very small values short, and the round-trip property
 /// means nothing is lost. Positive infinity is written `"infinity"` (the spelling of the
 /// Graphalytics expected files), negative infinity `"-infinity"`, NaN `"NaN"`. Everything written
-/// here is read back by [`parse_f64`].
+/// here is read back by `parse_f64`.
 pub fn format_value_f64(x: f64) -> String {
     if x.is_nan() {
         "NaN".to_string()

@@ -1,5 +1,5 @@
 //! The **model**: the graph stream's basic types, the formats results are written in
-//! ([`format`]), and the records a run reports ([`stats`]). Every other layer builds on these;
+//! ([`format`](mod@format)), and the records a run reports ([`stats`]). Every other layer builds on these;
 //! this module imports none of them.
 //!
 //! * A vertex id is a [`Node`] (`u64`) everywhere.
