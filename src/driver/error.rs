@@ -35,6 +35,15 @@ pub enum RunError {
     /// Writing a result, change log or stats file failed.
     #[error(transparent)]
     Sink(#[from] std::io::Error),
+    /// A peer process disconnected: the cluster stopped (exit status 3).
+    #[error(
+        "process {process} ({address}) disconnected: {reason}; the cluster stopped. Restart every process with the same flags to {}",
+        if *resumable { "resume from the state directory" } else { "run again" }
+    )]
+    Cluster { process: usize, address: String, reason: String, resumable: bool },
+    /// A worker failed (a bug: the message and where it happened).
+    #[error("a worker failed: {0}")]
+    WorkerFailed(String),
     /// The state directory (write-ahead log, snapshots, change-log mark) failed.
     #[error(transparent)]
     State(#[from] crate::live::durability::DurabilityError),
@@ -60,12 +69,13 @@ impl RunError {
         }
     }
 
-    /// The process exit status for this error: 2 for bad input, 1 otherwise.
+    /// The process exit status for this error: 2 for bad input, 3 when the cluster stopped
+    /// because a peer process disconnected, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
-        if self.is_input() {
-            2
-        } else {
-            1
+        match self {
+            _ if self.is_input() => 2,
+            RunError::Cluster { .. } => 3,
+            _ => 1,
         }
     }
 }

@@ -67,27 +67,38 @@ impl Layout {
         let communication = if self.processes == 1 {
             timely::CommunicationConfig::Process(self.workers)
         } else {
-            let addresses = match &self.hostfile {
-                Some(path) => read_hostfile(path)?,
-                None => (0..self.processes).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect(),
-            };
-            if addresses.len() < self.processes {
-                invalid!(
-                    "hostfile {} lists {} addresses but --processes is {}",
-                    self.hostfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
-                    addresses.len(),
-                    self.processes
-                );
-            }
             timely::CommunicationConfig::Cluster {
                 threads: self.workers,
                 process: self.process,
-                addresses: addresses[..self.processes].to_vec(),
+                addresses: self.addresses()?,
                 report: false,
                 zerocopy: false,
             }
         };
         Ok(timely::Config { communication, worker: timely::WorkerConfig::default() })
+    }
+}
+
+impl Layout {
+    /// Every process's `host:port` (one process: none): the hostfile's first `processes` lines,
+    /// or `127.0.0.1:(2101 + i)` without one.
+    pub fn addresses(&self) -> Result<Vec<String>, LayoutError> {
+        if self.processes <= 1 {
+            return Ok(Vec::new());
+        }
+        let addresses = match &self.hostfile {
+            Some(path) => read_hostfile(path)?,
+            None => (0..self.processes).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect(),
+        };
+        if addresses.len() < self.processes {
+            invalid!(
+                "hostfile {} lists {} addresses but --processes is {}",
+                self.hostfile.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                addresses.len(),
+                self.processes
+            );
+        }
+        Ok(addresses[..self.processes].to_vec())
     }
 }
 

@@ -23,6 +23,7 @@
 //! summary. Its files are byte-identical for any number of workers and processes.
 
 pub mod allgather;
+mod cluster;
 pub mod epochs;
 pub mod error;
 pub mod feed;
@@ -190,21 +191,33 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
         }
         _ => None,
     };
+    let addresses = options.layout.addresses()?;
+    let resumable = matches!(&options.source, Source::Live(cfg) if cfg.state_dir.is_some());
     let options = Arc::new(options);
     let live_for_workers = live.clone();
+    cluster::start();
     let guards = timely::execute(config, move |worker| {
         worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref())
-    })
-    .map_err(|e| RunError::Other(format!("cannot start workers: {}", e)))?;
+    });
     let mut report = None;
     let mut failure = None;
-    for result in guards.join() {
-        match result {
-            Ok(Ok(Some(r))) => report = Some(r),
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => failure = failure.or(Some(e)),
-            Err(panic) => failure = failure.or(Some(RunError::Other(format!("a worker failed: {}", panic)))),
+    let joined = match guards {
+        Ok(guards) => cluster::join(|| guards.join(), &addresses, resumable),
+        Err(e) => cluster::join(|| (), &addresses, resumable)
+            .and_then(|()| Err(RunError::Other(format!("cannot start workers: {}", e)))),
+    };
+    match joined {
+        Ok(results) => {
+            for result in results {
+                match result {
+                    Ok(Ok(Some(r))) => report = Some(r),
+                    Ok(Ok(None)) => {}
+                    Ok(Err(e)) => failure = failure.or(Some(e)),
+                    Err(panic) => failure = failure.or(Some(RunError::WorkerFailed(panic))),
+                }
+            }
         }
+        Err(e) => failure = Some(e),
     }
     if let Some((thread, progress)) = live_thread {
         if failure.is_some() {
