@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::bench::{self, BenchOptions, Scenario};
+use crate::bench::{self, BenchError, BenchOptions, Scenario};
 use crate::driver::RunError;
 
 #[derive(Args, Debug)]
@@ -54,12 +54,24 @@ pub struct BenchSystemArgs {
     pub state_out: Option<PathBuf>,
 }
 
-fn other<E: std::fmt::Display>(e: E) -> RunError {
-    RunError::Other(format!("{:#}", e))
+/// A benchmark error as the command line reports it: the whole chain (`outer: inner`); an unknown
+/// scenario is bad usage (exit status 2), anything else exit status 1.
+fn run_error(e: BenchError) -> RunError {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    match e {
+        BenchError::UnknownScenario(_) => RunError::Input(text),
+        _ => RunError::Other(text),
+    }
 }
 
 pub fn bench(args: BenchArgs) -> Result<(), RunError> {
-    let mut scenario = Scenario::new(&args.scenario).map_err(|e| RunError::Input(format!("{:#}", e)))?;
+    let mut scenario = Scenario::new(&args.scenario).map_err(run_error)?;
     if let Some(s) = args.scale {
         scenario.scale = s;
     }
@@ -79,10 +91,9 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     scenario.workers = args.workers;
     scenario.time_limit_secs = args.time_limit;
     let systems: Vec<String> =
-        args.systems.unwrap_or_else(|| scenario.default_systems().into_iter().map(String::from).collect());
-    let options =
-        BenchOptions { scenario: scenario.clone(), systems, json: args.json.clone(), plot: args.plot.clone() };
-    let (results, agree) = bench::run_bench(&options).map_err(other)?;
+        args.systems.unwrap_or_else(|| bench::system::defaults(&scenario).into_iter().map(String::from).collect());
+    let options = BenchOptions { scenario: scenario.clone(), systems };
+    let (results, agree) = bench::run_bench(&options).map_err(run_error)?;
     println!(
         "scenario {}: R-MAT scale {}, batch {}{}, {} worker(s), seed {}",
         scenario.name,
@@ -94,15 +105,15 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     );
     print!("{}", bench::table(&results));
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&results).map_err(other)?;
-        std::fs::write(path, text).map_err(|e| other(format!("cannot write {}: {}", path.display(), e)))?;
+        let text = serde_json::to_string_pretty(&results).map_err(|e| run_error(BenchError::Encode(e)))?;
+        std::fs::write(path, text).map_err(|e| run_error(BenchError::file("cannot write", path)(e)))?;
     }
     if let Some(path) = &args.plot {
         let title = format!(
             "ripples bench {} (scale {}, batch {}, -w {})",
             scenario.name, scenario.scale, scenario.batch, scenario.workers
         );
-        crate::bench::plot::plot(&results, &title, path).map_err(other)?;
+        bench::plot::plot(&results, &title, path).map_err(run_error)?;
     }
     if !agree {
         return Err(RunError::Other("systems disagree on the final result (see the table)".into()));
@@ -110,10 +121,7 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     Ok(())
 }
 
+/// The child side of `ripples bench` (see [`bench::child`]).
 pub fn bench_system(args: BenchSystemArgs) -> Result<(), RunError> {
-    let scenario: Scenario = serde_json::from_str(&args.spec).map_err(other)?;
-    let progress = !matches!(args.system.as_str(), "uf-hash" | "uf-dense" | "recompute");
-    let result = bench::run_system(&scenario, &args.system, args.state_out.as_deref(), progress).map_err(other)?;
-    println!("{}", serde_json::to_string(&result).map_err(other)?);
-    Ok(())
+    bench::child_main(&args.spec, &args.system, args.state_out.as_deref()).map_err(run_error)
 }
