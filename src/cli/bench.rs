@@ -4,10 +4,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::workers::{DefaultWorkers, WorkersArgs, WorkersFlag};
 use crate::bench::{self, BenchError, BenchOptions, Scenario};
 use crate::driver::RunError;
 
+/// `-w` of `ripples bench`.
+pub(super) const WORKERS: WorkersFlag =
+    WorkersFlag { help: "Worker threads for the dataflow systems", default: DefaultWorkers::Fixed(2) };
+
 #[derive(Args, Debug)]
+#[command(mut_arg("workers", |a| WORKERS.arg(a)))]
 pub struct BenchArgs {
     /// wcc-insert, wcc-window, or ALGORITHM-churn (bfs, sssp, pagerank, cdlp, lcc, scc).
     pub scenario: String,
@@ -24,9 +30,9 @@ pub struct BenchArgs {
     /// Update epochs (wcc-window default 500, churn default 50).
     #[arg(long)]
     pub epochs: Option<usize>,
-    /// Worker threads for the dataflow systems.
-    #[arg(short = 'w', long, default_value_t = 2)]
-    pub workers: usize,
+    /// Worker threads for the dataflow systems ([`WORKERS`]).
+    #[command(flatten)]
+    pub workers: WorkersArgs,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Comma-separated systems (default: every system that applies to the scenario).
@@ -84,11 +90,12 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     if let Some(e) = args.epochs {
         scenario.epochs = e;
     }
-    if scenario.scale == 0 || scenario.scale > 30 || scenario.batch == 0 || scenario.window == 0 || args.workers == 0 {
+    let workers = args.workers.resolve(WORKERS)?;
+    if scenario.scale == 0 || scenario.scale > 30 || scenario.batch == 0 || scenario.window == 0 {
         return Err(RunError::Input("--scale must be in 1..=30; --batch, --window and --workers at least 1".into()));
     }
     scenario.seed = args.seed;
-    scenario.workers = args.workers;
+    scenario.workers = workers;
     scenario.time_limit_secs = args.time_limit;
     let systems: Vec<String> =
         args.systems.unwrap_or_else(|| bench::system::defaults(&scenario).into_iter().map(String::from).collect());
