@@ -42,7 +42,7 @@ pub enum Command {
     /// Measure systems side by side on the same generated stream.
     Bench(bench::BenchArgs),
     /// One system of a benchmark (started by `ripples bench`).
-    #[command(hide = true)]
+    #[command(name = crate::bench::child::COMMAND, hide = true)]
     BenchSystem(bench::BenchSystemArgs),
     /// Run the built-in algorithms on an LDBC Graphalytics dataset and check every output with the
     /// official validation rules (exit status 1 if any check fails).
