@@ -22,8 +22,7 @@ impl System for Recompute {
     fn applies_to(&self, scenario: &Scenario) -> bool {
         scenario.algorithm() == "wcc" || reference::ALGORITHMS.contains(&scenario.algorithm())
     }
-    /// Not on `wcc-insert`: the whole graph arrives as updates, so recomputing at every epoch
-    /// costs the sum over the epochs of the graph so far.
+    /// Not on `wcc-insert`, whose default baselines are the union-find passes.
     fn by_default(&self, scenario: &Scenario) -> bool {
         self.applies_to(scenario) && !scenario.insert_only()
     }
