@@ -6,11 +6,10 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::SystemResult;
+use super::{BenchError, SystemResult};
 
 const FONT_CANDIDATES: &[&str] = &[
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
@@ -19,7 +18,7 @@ const FONT_CANDIDATES: &[&str] = &[
     "/Library/Fonts/Arial.ttf",
 ];
 
-fn register_font() -> anyhow::Result<()> {
+fn register_font() -> Result<(), BenchError> {
     for path in FONT_CANDIDATES {
         if let Ok(bytes) = std::fs::read(path) {
             let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
@@ -28,11 +27,11 @@ fn register_font() -> anyhow::Result<()> {
             }
         }
     }
-    bail!("no TrueType font found for the plot (looked for {})", FONT_CANDIDATES.join(", "))
+    Err(BenchError::NoFont(FONT_CANDIDATES.join(", ")))
 }
 
 /// Draws the plot into `path` (`.svg` or `.png`).
-pub fn plot(results: &[SystemResult], title: &str, path: &Path) -> anyhow::Result<()> {
+pub fn plot(results: &[SystemResult], title: &str, path: &Path) -> Result<(), BenchError> {
     register_font()?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let size = (1200, 520);
@@ -40,14 +39,14 @@ pub fn plot(results: &[SystemResult], title: &str, path: &Path) -> anyhow::Resul
         "svg" => {
             let root = SVGBackend::new(path, size).into_drawing_area();
             draw(&root, results, title)?;
-            root.present().with_context(|| format!("cannot write {}", path.display()))?;
+            root.present().map_err(|e| cannot_write(path, e))?;
         }
         "png" => {
             let root = BitMapBackend::new(path, size).into_drawing_area();
             draw(&root, results, title)?;
-            root.present().with_context(|| format!("cannot write {}", path.display()))?;
+            root.present().map_err(|e| cannot_write(path, e))?;
         }
-        _ => bail!("--plot needs a .svg or .png file name, got {}", path.display()),
+        _ => return Err(BenchError::PlotFormat(path.to_path_buf())),
     }
     Ok(())
 }
@@ -62,11 +61,20 @@ fn system_label(labels: &[String], x: f64) -> String {
     }
 }
 
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, results: &[SystemResult], title: &str) -> anyhow::Result<()>
+/// plotters' error when presenting the file, as an I/O error on `path`.
+fn cannot_write<E: std::error::Error + Send + Sync + 'static>(path: &Path, e: DrawingAreaErrorKind<E>) -> BenchError {
+    BenchError::file("cannot write", path)(std::io::Error::other(e))
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    results: &[SystemResult],
+    title: &str,
+) -> Result<(), BenchError>
 where
     DB::ErrorType: 'static,
 {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("plot: {:?}", e);
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| BenchError::Draw(format!("{:?}", e));
     root.fill(&WHITE).map_err(err)?;
     let root = root.titled(title, ("sans-serif", 22)).map_err(err)?;
     let (left, right) = root.split_horizontally(480);
@@ -100,13 +108,8 @@ where
         .map_err(err)?;
 
     // Latency percentiles.
-    let max_ms = results.iter().map(|r| r.max_ms).fold(0.01, f64::max) * 3.0;
-    let min_ms = results
-        .iter()
-        .flat_map(|r| [r.p50_ms, r.p95_ms, r.p99_ms, r.max_ms])
-        .filter(|v| *v > 0.0)
-        .fold(max_ms, f64::min)
-        / 3.0;
+    let max_ms = results.iter().map(|r| r.latency.max_ms).fold(0.01, f64::max) * 3.0;
+    let min_ms = results.iter().flat_map(|r| r.latency.percentiles()).filter(|v| *v > 0.0).fold(max_ms, f64::min) / 3.0;
     let mut chart = ChartBuilder::on(&right)
         .margin(15)
         .caption("epoch latency ms (log): p50, p95, p99, max", ("sans-serif", 16))
@@ -129,7 +132,7 @@ where
         let floor = min_ms.max(1e-4);
         chart
             .draw_series(results.iter().enumerate().map(move |(i, r)| {
-                let v = [r.p50_ms, r.p95_ms, r.p99_ms, r.max_ms][k].max(floor);
+                let v = r.latency.percentiles()[k].max(floor);
                 let x = i as f64 + 0.1 + 0.2 * k as f64;
                 Rectangle::new([(x, floor), (x + 0.18, v)], colour.mix(0.75).filled())
             }))

@@ -4,10 +4,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::bench::{self, BenchOptions, Scenario};
+use super::workers::{DefaultWorkers, WorkersArgs, WorkersFlag};
+use crate::bench::{self, BenchError, BenchOptions, Scenario};
 use crate::driver::RunError;
 
+/// `-w` of `ripples bench`.
+pub(super) const WORKERS: WorkersFlag =
+    WorkersFlag { help: "Worker threads for the dataflow systems", default: DefaultWorkers::Fixed(2) };
+
 #[derive(Args, Debug)]
+#[command(mut_arg("workers", |a| WORKERS.arg(a)))]
 pub struct BenchArgs {
     /// wcc-insert, wcc-window, or ALGORITHM-churn (bfs, sssp, pagerank, cdlp, lcc, scc).
     pub scenario: String,
@@ -24,9 +30,9 @@ pub struct BenchArgs {
     /// Update epochs (wcc-window default 500, churn default 50).
     #[arg(long)]
     pub epochs: Option<usize>,
-    /// Worker threads for the dataflow systems.
-    #[arg(short = 'w', long, default_value_t = 2)]
-    pub workers: usize,
+    /// Worker threads for the dataflow systems ([`WORKERS`]).
+    #[command(flatten)]
+    pub workers: WorkersArgs,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Comma-separated systems (default: every system that applies to the scenario).
@@ -54,12 +60,24 @@ pub struct BenchSystemArgs {
     pub state_out: Option<PathBuf>,
 }
 
-fn other<E: std::fmt::Display>(e: E) -> RunError {
-    RunError::Other(format!("{:#}", e))
+/// A benchmark error as the command line reports it: the whole chain (`outer: inner`); an unknown
+/// scenario is bad usage (exit status 2), anything else exit status 1.
+fn run_error(e: BenchError) -> RunError {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    match e {
+        BenchError::UnknownScenario(_) => RunError::Input(text),
+        _ => RunError::Other(text),
+    }
 }
 
 pub fn bench(args: BenchArgs) -> Result<(), RunError> {
-    let mut scenario = Scenario::new(&args.scenario).map_err(|e| RunError::Input(format!("{:#}", e)))?;
+    let mut scenario = Scenario::new(&args.scenario).map_err(run_error)?;
     if let Some(s) = args.scale {
         scenario.scale = s;
     }
@@ -72,17 +90,17 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     if let Some(e) = args.epochs {
         scenario.epochs = e;
     }
-    if scenario.scale == 0 || scenario.scale > 30 || scenario.batch == 0 || scenario.window == 0 || args.workers == 0 {
+    let workers = args.workers.resolve(WORKERS)?;
+    if scenario.scale == 0 || scenario.scale > 30 || scenario.batch == 0 || scenario.window == 0 {
         return Err(RunError::Input("--scale must be in 1..=30; --batch, --window and --workers at least 1".into()));
     }
     scenario.seed = args.seed;
-    scenario.workers = args.workers;
+    scenario.workers = workers;
     scenario.time_limit_secs = args.time_limit;
     let systems: Vec<String> =
-        args.systems.unwrap_or_else(|| scenario.default_systems().into_iter().map(String::from).collect());
-    let options =
-        BenchOptions { scenario: scenario.clone(), systems, json: args.json.clone(), plot: args.plot.clone() };
-    let (results, agree) = bench::run_bench(&options).map_err(other)?;
+        args.systems.unwrap_or_else(|| bench::system::defaults(&scenario).into_iter().map(String::from).collect());
+    let options = BenchOptions { scenario: scenario.clone(), systems };
+    let (results, agree) = bench::run_bench(&options).map_err(run_error)?;
     println!(
         "scenario {}: R-MAT scale {}, batch {}{}, {} worker(s), seed {}",
         scenario.name,
@@ -94,15 +112,15 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     );
     print!("{}", bench::table(&results));
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&results).map_err(other)?;
-        std::fs::write(path, text).map_err(|e| other(format!("cannot write {}: {}", path.display(), e)))?;
+        let text = serde_json::to_string_pretty(&results).map_err(|e| run_error(BenchError::Encode(e)))?;
+        std::fs::write(path, text).map_err(|e| run_error(BenchError::file("cannot write", path)(e)))?;
     }
     if let Some(path) = &args.plot {
         let title = format!(
             "ripples bench {} (scale {}, batch {}, -w {})",
             scenario.name, scenario.scale, scenario.batch, scenario.workers
         );
-        crate::bench::plot::plot(&results, &title, path).map_err(other)?;
+        bench::plot::plot(&results, &title, path).map_err(run_error)?;
     }
     if !agree {
         return Err(RunError::Other("systems disagree on the final result (see the table)".into()));
@@ -110,10 +128,7 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     Ok(())
 }
 
+/// The child side of `ripples bench` (see [`bench::child`]).
 pub fn bench_system(args: BenchSystemArgs) -> Result<(), RunError> {
-    let scenario: Scenario = serde_json::from_str(&args.spec).map_err(other)?;
-    let progress = !matches!(args.system.as_str(), "uf-hash" | "uf-dense" | "recompute");
-    let result = bench::run_system(&scenario, &args.system, args.state_out.as_deref(), progress).map_err(other)?;
-    println!("{}", serde_json::to_string(&result).map_err(other)?);
-    Ok(())
+    bench::child_main(&args.spec, &args.system, args.state_out.as_deref()).map_err(run_error)
 }

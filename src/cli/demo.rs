@@ -6,11 +6,17 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use super::workers::{DefaultWorkers, WorkersArgs, WorkersFlag};
 use crate::dataflow::wcc::Wcc;
 use crate::driver::{self, Layout, MemoryStream, RunError, RunOptions, Source};
 use crate::sources::{generate, stream};
 
+/// `-w` of `ripples demo`.
+pub(super) const WORKERS: WorkersFlag =
+    WorkersFlag { help: "Worker threads (default: all cores)", default: DefaultWorkers::AllCores };
+
 #[derive(Args, Debug)]
+#[command(mut_arg("workers", |a| WORKERS.arg(a)))]
 pub struct DemoArgs {
     /// R-MAT scale: 2^scale vertices.
     #[arg(long, default_value_t = 18)]
@@ -27,9 +33,9 @@ pub struct DemoArgs {
     /// Stop after this many update epochs.
     #[arg(long, default_value_t = 2_500)]
     pub epochs: usize,
-    /// Worker threads (default: all cores).
-    #[arg(short = 'w', long)]
-    pub workers: Option<usize>,
+    /// Worker threads ([`WORKERS`]).
+    #[command(flatten)]
+    pub workers: WorkersArgs,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
@@ -41,7 +47,7 @@ pub fn demo(args: DemoArgs) -> Result<(), RunError> {
     if args.scale == 0 || args.scale > 30 {
         return Err(RunError::Input(format!("--scale must be in 1..=30, got {}", args.scale)));
     }
-    let workers = args.workers.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let workers = args.workers.resolve(WORKERS)?;
     let edges = generate::rmat(args.scale, args.edge_factor, args.seed);
     let window = args.window.min(edges.len());
     let needed = window + args.batch * args.epochs;

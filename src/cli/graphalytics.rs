@@ -10,11 +10,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::workers::{DefaultWorkers, WorkersArgs, WorkersFlag};
 use crate::driver::RunError;
 use crate::graphalytics::runner::{self, Selection, Table};
 use crate::graphalytics::Algorithm;
 
+/// `-w` of `ripples graphalytics`.
+pub(super) const WORKERS: WorkersFlag = WorkersFlag { help: "Worker threads", default: DefaultWorkers::Fixed(1) };
+
 #[derive(Args, Debug)]
+#[command(mut_arg("workers", |a| WORKERS.arg(a)))]
 pub struct GraphalyticsArgs {
     /// Dataset directory with <graph>.properties, <graph>.v, <graph>.e and the expected outputs
     /// <graph>-<ALG> (default: the validation graphs shipped in tests/data/graphalytics/graphs).
@@ -26,15 +31,13 @@ pub struct GraphalyticsArgs {
     /// Only this algorithm: bfs, cdlp, lcc, pr (or pagerank), sssp, wcc.
     #[arg(long, value_name = "ALG")]
     pub algorithm: Option<String>,
-    /// Worker threads.
-    #[arg(short = 'w', long = "workers", default_value_t = 1)]
-    pub workers: usize,
+    /// Worker threads ([`WORKERS`]).
+    #[command(flatten)]
+    pub workers: WorkersArgs,
 }
 
 pub fn graphalytics(args: GraphalyticsArgs) -> Result<(), RunError> {
-    if args.workers == 0 {
-        return Err(RunError::Input("--workers must be at least 1".into()));
-    }
+    let workers = args.workers.resolve(WORKERS)?;
     let algorithm = match args.algorithm.as_deref() {
         None => None,
         Some(a) if a.trim().eq_ignore_ascii_case("pagerank") => Some(Algorithm::Pr),
@@ -54,13 +57,13 @@ pub fn graphalytics(args: GraphalyticsArgs) -> Result<(), RunError> {
         "Graphalytics conformance: {} ({} checks, {} worker{})",
         dir.display(),
         checks.len(),
-        args.workers,
-        if args.workers == 1 { "" } else { "s" }
+        workers,
+        if workers == 1 { "" } else { "s" }
     ));
     print(&table.header());
     let mut results = Vec::with_capacity(checks.len());
     for check in &checks {
-        let result = runner::check(check, args.workers);
+        let result = runner::check(check, workers);
         print(&table.row(&result));
         results.push(result);
     }

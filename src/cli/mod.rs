@@ -6,6 +6,9 @@
 mod bench;
 mod demo;
 mod graphalytics;
+mod workers;
+
+pub use workers::{DefaultWorkers, WorkersArgs, WorkersFlag};
 
 use std::path::PathBuf;
 
@@ -39,19 +42,24 @@ pub enum Command {
     /// Measure systems side by side on the same generated stream.
     Bench(bench::BenchArgs),
     /// One system of a benchmark (started by `ripples bench`).
-    #[command(hide = true)]
+    #[command(name = crate::bench::child::COMMAND, hide = true)]
     BenchSystem(bench::BenchSystemArgs),
     /// Run the built-in algorithms on an LDBC Graphalytics dataset and check every output with the
     /// official validation rules (exit status 1 if any check fails).
     Graphalytics(graphalytics::GraphalyticsArgs),
 }
 
+/// `-w` of `ripples run` (and of any job built on [`JobArgs`]).
+pub const RUN_WORKERS: WorkersFlag =
+    WorkersFlag { help: "Worker threads per process", default: DefaultWorkers::Fixed(1) };
+
 /// Process layout flags (timely's configuration).
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg("workers", |a| RUN_WORKERS.arg(a)))]
 pub struct LayoutArgs {
-    /// Worker threads per process.
-    #[arg(short = 'w', long = "workers", default_value_t = 1)]
-    pub workers: usize,
+    /// Worker threads per process ([`RUN_WORKERS`]).
+    #[command(flatten)]
+    pub workers: WorkersArgs,
     /// Number of processes.
     #[arg(short = 'n', long = "processes", default_value_t = 1)]
     pub processes: usize,
@@ -64,13 +72,14 @@ pub struct LayoutArgs {
 }
 
 impl LayoutArgs {
-    pub fn layout(&self) -> Layout {
-        Layout {
-            workers: self.workers,
+    /// The layout these flags describe (`--workers 0` is an input error).
+    pub fn layout(&self) -> Result<Layout, RunError> {
+        Ok(Layout {
+            workers: self.workers.resolve(RUN_WORKERS)?,
             processes: self.processes,
             process: self.process,
             hostfile: self.hostfile.clone(),
-        }
+        })
     }
 }
 
@@ -199,7 +208,8 @@ impl JobArgs {
     }
 
     /// The driver options these flags describe.
-    pub fn options(&self) -> RunOptions {
+    pub fn options(&self) -> Result<RunOptions, RunError> {
+        let layout = self.layout.layout()?;
         if self.is_live() {
             use crate::live::reader::{LiveConfig, LiveInput};
             let input = if let Some(addr) = &self.listen {
@@ -217,11 +227,11 @@ impl JobArgs {
             cfg.max_behind = self.max_behind;
             cfg.state_dir = self.state_dir.clone();
             cfg.snapshot_every = Some(self.snapshot_every);
-            cfg.workers = self.layout.workers;
+            cfg.workers = layout.workers;
             cfg.insert_only = self.insert_only;
             cfg.skip_bad_lines = self.skip_bad_lines;
-            return RunOptions {
-                layout: self.layout.layout(),
+            return Ok(RunOptions {
+                layout,
                 source: Source::Live(cfg),
                 output: self.output.clone(),
                 changes: self.changes.clone(),
@@ -230,10 +240,10 @@ impl JobArgs {
                 progress: !self.quiet,
                 window: self.window(),
                 ..RunOptions::default()
-            };
+            });
         }
-        RunOptions {
-            layout: self.layout.layout(),
+        Ok(RunOptions {
+            layout,
             source: Source::Files(FileSource {
                 graph: self.graph.clone(),
                 vertices: self.vertices.clone(),
@@ -249,7 +259,7 @@ impl JobArgs {
             collect: false,
             window: self.window(),
             ..RunOptions::default()
-        }
+        })
     }
 }
 
@@ -273,7 +283,7 @@ pub fn run_jobs(
             "--epoch-ms and --state-dir need live input (--updates -, --listen or --follow)".into(),
         ));
     }
-    let report = driver::run_many(job.options(), algorithms)?;
+    let report = driver::run_many(job.options()?, algorithms)?;
     if let Some(report) = &report {
         eprintln!("{}", report.summary.human());
     }

@@ -1,0 +1,89 @@
+//! [`BenchError`]: why `ripples bench` (or one of its child processes) failed.
+//!
+//! Each variant says what was being done; the underlying cause, when there is one, is its
+//! [`source`](std::error::Error::source), so a caller that prints the whole chain (as the command
+//! line does, `outer: inner`) reads the same text as before this module had its own error type.
+
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+use crate::driver::RunError;
+
+use super::scenario::SCENARIOS;
+use super::system;
+
+/// Why a benchmark failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A scenario name `ripples bench` does not know (bad usage).
+    #[error("unknown scenario '{0}' (known: {known})", known = SCENARIOS.join(", "))]
+    UnknownScenario(String),
+    /// A system name the registry does not know.
+    #[error("unknown system '{0}' (known: {known})", known = system::names().join(", "))]
+    UnknownSystem(String),
+    /// A known system asked to run a scenario it does not handle.
+    #[error("system {system} does not apply to {scenario}")]
+    DoesNotApply { system: &'static str, scenario: String },
+    /// The algorithm of a dataflow system could not be built.
+    #[error(transparent)]
+    Algorithm(anyhow::Error),
+    /// The driver failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The driver returned no report (this process holds no worker that reports).
+    #[error("no report")]
+    NoReport,
+    /// A file or directory could not be read, written or created.
+    #[error("{what} {}", path.display())]
+    File {
+        /// "cannot write", "cannot read", "cannot create".
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The parent could not find its own executable to start the children with.
+    #[error("cannot find the ripples executable")]
+    CurrentExe(#[source] std::io::Error),
+    /// A child process could not be started.
+    #[error("cannot start {}", exe.display())]
+    Spawn {
+        exe: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A child process exited unsuccessfully (its own error is on the inherited stderr).
+    #[error("system {system} failed (exit status {status})")]
+    ChildFailed { system: String, status: ExitStatus },
+    /// A child process printed something that is not a result line.
+    #[error("system {system} reported {line:?}")]
+    ChildReport {
+        system: String,
+        line: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The scenario could not be passed to a child process as JSON, or read back from it.
+    #[error("bad scenario spec")]
+    Spec(#[source] serde_json::Error),
+    /// The result JSON could not be encoded.
+    #[error("cannot encode the results")]
+    Encode(#[source] serde_json::Error),
+    /// No font for a PNG plot.
+    #[error("no TrueType font found for the plot (looked for {0})")]
+    NoFont(String),
+    /// A plot file name that is neither `.svg` nor `.png`.
+    #[error("--plot needs a .svg or .png file name, got {}", .0.display())]
+    PlotFormat(PathBuf),
+    /// plotters failed while drawing.
+    #[error("plot: {0}")]
+    Draw(String),
+}
+
+impl BenchError {
+    /// A [`BenchError::File`].
+    pub(crate) fn file(what: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> BenchError {
+        let path = path.into();
+        move |source| BenchError::File { what, path, source }
+    }
+}

@@ -1,0 +1,100 @@
+//! What a system's run produces: [`Latency`] (the one latency summary of a result),
+//! [`Measured`] (the figures a system measures itself) and [`SystemResult`] (one row of the
+//! table and one object of `--json`, with the memory figures the child process adds).
+
+use serde::{Deserialize, Serialize};
+
+use crate::driver::LatencySummary;
+
+/// Epoch-latency percentiles in milliseconds. Flattened into [`SystemResult`]: the JSON keeps
+/// the fields `p50_ms`, `p95_ms`, `p99_ms`, `max_ms` at the top level of each object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Latency {
+    /// The percentiles of per-epoch latencies (see [`LatencySummary::of`]).
+    pub fn of(latencies_ms: &[f64]) -> Latency {
+        Latency::from(&LatencySummary::of(latencies_ms))
+    }
+
+    /// p50, p95, p99, max, in that order (the plot's bars).
+    pub fn percentiles(&self) -> [f64; 4] {
+        [self.p50_ms, self.p95_ms, self.p99_ms, self.max_ms]
+    }
+}
+
+impl From<&LatencySummary> for Latency {
+    fn from(s: &LatencySummary) -> Latency {
+        Latency { p50_ms: s.p50_ms, p95_ms: s.p95_ms, p99_ms: s.p99_ms, max_ms: s.max_ms }
+    }
+}
+
+/// The figures a system measures on its own run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Measured {
+    /// Epochs, counting the initial graph as epoch 0.
+    pub epochs: u64,
+    pub updates: u64,
+    pub updates_per_sec: f64,
+    pub latency: Latency,
+    /// Stopped at the time limit: the figures cover the prefix processed.
+    pub partial: bool,
+}
+
+/// One system's figures.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SystemResult {
+    pub system: String,
+    pub scenario: String,
+    pub workers: usize,
+    pub epochs: u64,
+    pub updates: u64,
+    pub updates_per_sec: f64,
+    #[serde(flatten)]
+    pub latency: Latency,
+    pub peak_rss_bytes: u64,
+    pub baseline_rss_bytes: u64,
+    pub bytes_per_edge: f64,
+    pub live_edges: u64,
+    pub wall_seconds: f64,
+    /// Stopped at the time limit: figures cover the prefix processed.
+    pub partial: bool,
+    /// Final result agrees with the reference system (set by the parent).
+    pub agrees: Option<bool>,
+}
+
+impl SystemResult {
+    /// Copies a system's own figures in.
+    pub fn record(&mut self, m: &Measured) {
+        self.epochs = m.epochs;
+        self.updates = m.updates;
+        self.updates_per_sec = m.updates_per_sec;
+        self.latency = m.latency;
+        self.partial = m.partial;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON of a result: the latency fields flat, in their place.
+    #[test]
+    fn json_fields_in_order() {
+        let r = SystemResult { latency: Latency { p50_ms: 1.5, ..Latency::default() }, ..SystemResult::default() };
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            text,
+            "{\"system\":\"\",\"scenario\":\"\",\"workers\":0,\"epochs\":0,\"updates\":0,\"updates_per_sec\":0.0,\
+             \"p50_ms\":1.5,\"p95_ms\":0.0,\"p99_ms\":0.0,\"max_ms\":0.0,\"peak_rss_bytes\":0,\"baseline_rss_bytes\":0,\
+             \"bytes_per_edge\":0.0,\"live_edges\":0,\"wall_seconds\":0.0,\"partial\":false,\"agrees\":null}"
+        );
+        let back: SystemResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.latency, r.latency);
+    }
+}

@@ -1,0 +1,112 @@
+//! Benchmark scenarios: [`Scenario`] (the parameters, passed to each child process as JSON) and
+//! [`Stream`] (the stream a scenario generates, deterministically from its seed).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::BenchError;
+use crate::sources::{generate, stream};
+use crate::types::{Node, Update};
+
+/// A benchmark scenario and its parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Scenario {
+    pub name: String,
+    pub scale: u32,
+    pub edge_factor: u64,
+    /// Updates (for `wcc-window`: edges inserted, and as many expired) per epoch.
+    pub batch: usize,
+    /// Sliding-window size in edges (`wcc-window`).
+    pub window: usize,
+    /// Number of update epochs (`wcc-window` and churn scenarios; `wcc-insert` uses the whole graph).
+    pub epochs: usize,
+    pub seed: u64,
+    pub workers: usize,
+    pub time_limit_secs: f64,
+}
+
+/// The scenarios `ripples bench` knows.
+pub const SCENARIOS: &[&str] =
+    &["wcc-insert", "wcc-window", "bfs-churn", "sssp-churn", "pagerank-churn", "cdlp-churn", "lcc-churn", "scc-churn"];
+
+/// The stream of a scenario.
+#[derive(Clone, Debug)]
+pub struct Stream {
+    /// The initial graph (epoch 0).
+    pub initial: Vec<(Node, Node)>,
+    /// The updates, in order.
+    pub updates: Vec<Update>,
+    /// Updates per epoch.
+    pub batch: usize,
+    /// Edges live at the end (the denominator of `bytes_per_edge`).
+    pub live_edges: u64,
+}
+
+impl Scenario {
+    /// The defaults of a scenario.
+    pub fn new(name: &str) -> Result<Scenario, BenchError> {
+        let base = Scenario {
+            name: name.to_string(),
+            scale: 20,
+            edge_factor: 16,
+            batch: 100_000,
+            window: 1_000_000,
+            epochs: 0,
+            seed: 1,
+            workers: 2,
+            time_limit_secs: 120.0,
+        };
+        Ok(match name {
+            "wcc-insert" => base,
+            "wcc-window" => Scenario { batch: 1_000, epochs: 500, ..base },
+            n if n.ends_with("-churn") && SCENARIOS.contains(&n) => {
+                Scenario { scale: 14, batch: 100, epochs: 50, ..base }
+            }
+            other => return Err(BenchError::UnknownScenario(other.to_string())),
+        })
+    }
+
+    /// The algorithm of a churn scenario (`bfs-churn` -> `bfs`); `wcc` otherwise.
+    pub fn algorithm(&self) -> &str {
+        self.name.strip_suffix("-churn").unwrap_or("wcc")
+    }
+
+    /// Whether the scenario's stream never deletes (`wcc-insert`).
+    pub fn insert_only(&self) -> bool {
+        self.name == "wcc-insert"
+    }
+
+    /// The stream.
+    pub fn stream(&self) -> Stream {
+        let edges = generate::rmat(self.scale, self.edge_factor, self.seed);
+        match self.name.as_str() {
+            "wcc-insert" => {
+                let n = edges.len() as u64;
+                Stream { initial: Vec::new(), updates: stream::insert_only(&edges), batch: self.batch, live_edges: n }
+            }
+            "wcc-window" => {
+                let window = self.window.min(edges.len());
+                let end = (window + self.batch * self.epochs).min(edges.len());
+                let updates = stream::sliding_window(&edges[..end], window).split_off(window);
+                Stream { initial: edges[..window].to_vec(), updates, batch: 2 * self.batch, live_edges: window as u64 }
+            }
+            _ => {
+                let updates = stream::churn(&edges, self.batch * self.epochs, 0.5, self.seed + 1);
+                let inserted = updates.iter().filter(|u| u.diff > 0).count() as u64;
+                let deleted = updates.len() as u64 - inserted;
+                let live_edges = edges.len() as u64 + inserted - deleted;
+                Stream { initial: edges, updates, batch: self.batch, live_edges }
+            }
+        }
+    }
+
+    /// A source vertex for BFS/SSSP: the vertex of largest out-degree in the initial graph.
+    pub fn source(initial: &[(Node, Node)]) -> Node {
+        let mut degree: HashMap<Node, u64> = HashMap::new();
+        for &(s, _) in initial {
+            *degree.entry(s).or_insert(0) += 1;
+        }
+        degree.into_iter().max_by_key(|&(v, d)| (d, std::cmp::Reverse(v))).map(|(v, _)| v).unwrap_or(0)
+    }
+}
