@@ -376,7 +376,7 @@ impl Writer {
         }
         if let (Some(dir), false) = (&self.mark_dir, quiet) {
             if let Some(offset) = self.sinks[0].sync_changes().map_err(|e| RunError::Other(e.to_string()))? {
-                crate::live::durability::write_mark(dir, epoch, offset).map_err(|e| RunError::Other(e.to_string()))?;
+                crate::live::write_mark(dir, epoch, offset).map_err(|e| RunError::Other(e.to_string()))?;
             }
         }
         self.output_changes += lines;
@@ -426,7 +426,7 @@ fn run_worker(
     if writer_here {
         let resume = match live.and_then(|l| l.state_dir.as_ref()) {
             Some(dir) if options.changes.as_deref() != Some(std::path::Path::new("-")) && options.changes.is_some() => {
-                match crate::live::durability::read_mark(dir) {
+                match crate::live::read_mark(dir) {
                     Ok(Some((marked, offset))) => {
                         match live.map(|l| l.written_through) {
                             // The front end cut the durable epochs back below the mark.

@@ -15,8 +15,10 @@
 //! order without gaps, to every local worker, and [`Progress`], through which the driver reports
 //! completed epochs back (for backpressure and for `ok E` answers without a state directory).
 
-pub mod durability;
 pub mod reader;
+pub mod state;
+
+pub use state::{read_mark, write_mark};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -37,22 +39,6 @@ pub struct EpochBatch {
     /// Windowed streams: late updates dropped from this epoch (not logged; 0 after a restart).
     #[serde(default)]
     pub late: u64,
-}
-
-/// What the driver must do before live epochs start, after a restart.
-#[derive(Clone, Debug, Default)]
-pub struct Recovery {
-    /// The epoch the snapshot describes (0 without a snapshot).
-    pub base_epoch: Time,
-    /// The consolidated edge multiset at `base_epoch`: one entry per present edge copy.
-    pub base_updates: Vec<Update>,
-    /// Windowed streams: the event time of each entry of `base_updates` (empty if none has one).
-    pub base_times: Vec<Option<Time>>,
-    /// Logged epochs after `base_epoch`, in order.
-    pub replay: Vec<EpochBatch>,
-    /// The last epoch whose changes are already in the `--changes` file (output for epochs up to
-    /// here is recomputed but not written again).
-    pub written_through: Option<Time>,
 }
 
 /// Shared progress counters between the driver and the front end.

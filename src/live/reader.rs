@@ -96,7 +96,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 
-use super::durability::{read_mark, Recovered, StateDir};
+use super::state::{read_mark, Recovered, StateDir};
 use super::{EpochBatch, Progress};
 use crate::sources::parse::{parse_timed_update_bytes, read_edges};
 use crate::sources::window::{check_update, EventClock, LatePolicy, WindowSpec};
