@@ -201,7 +201,7 @@ impl JobArgs {
     /// The driver options these flags describe.
     pub fn options(&self) -> RunOptions {
         if self.is_live() {
-            use crate::live::reader::{LiveConfig, LiveInput};
+            use crate::live::{LiveConfig, LiveInput};
             let input = if let Some(addr) = &self.listen {
                 let addr = if addr.contains(':') { addr.clone() } else { format!("127.0.0.1:{}", addr) };
                 LiveInput::Listen(addr)
