@@ -66,11 +66,22 @@ impl<'a> Cursor<'a> {
         self.pos += n;
         Ok(s)
     }
+    /// The next `N` bytes as an array.
+    pub(super) fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let (head, _) = self.buf[self.pos..]
+            .split_first_chunk::<N>()
+            .ok_or_else(|| format!("content ends early at byte {}", self.pos))?;
+        self.pos += N;
+        Ok(*head)
+    }
     pub(super) fn u8(&mut self) -> Result<u8, String> {
-        Ok(self.bytes(1)?[0])
+        Ok(self.array::<1>()?[0])
+    }
+    pub(super) fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(self.array()?))
     }
     pub(super) fn u64(&mut self) -> Result<u64, String> {
-        Ok(u64::from_le_bytes(self.bytes(8)?.try_into().unwrap()))
+        Ok(u64::from_le_bytes(self.array()?))
     }
     /// `src, dst, flags [, weight bits] [, event time]` as an update with diff +1; flag bit 0:
     /// a weight follows, bit 1 (log records only, `timed`): an event time follows.
@@ -187,11 +198,10 @@ pub(super) fn put_snapshot_entry(buf: &mut Vec<u8>, entry: &SnapshotEntry) {
 /// event time, CRC-32 of everything before it); `Err(detail)` when it is corrupt.
 pub(super) fn decode_snapshot(bytes: &[u8], epoch: Time) -> Result<Vec<SnapshotEntry>, String> {
     let min = SNAPSHOT_MAGIC.len() + 8 + 8 + 4;
-    if bytes.len() < min {
+    let Some((content, trailer)) = bytes.split_last_chunk::<4>().filter(|_| bytes.len() >= min) else {
         return Err(format!("truncated: {} bytes, a snapshot has at least {min}", bytes.len()));
-    }
-    let (content, trailer) = bytes.split_at(bytes.len() - 4);
-    let stored = u32::from_le_bytes(trailer.try_into().unwrap());
+    };
+    let stored = u32::from_le_bytes(*trailer);
     let computed = crc32fast::hash(content);
     if stored != computed {
         return Err(format!(

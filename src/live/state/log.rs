@@ -67,10 +67,11 @@ pub(super) fn scan_segment(
             let what = format!("incomplete record header ({remaining} of {RECORD_HEADER} bytes)");
             return Ok(Scan { records, problem: problem(offset, what, true) });
         }
-        let mut header = [0u8; RECORD_HEADER as usize];
-        reader.read_exact(&mut header).map_err(io_err(path, "reading log segment"))?;
-        let len = u64::from_le_bytes(header[0..8].try_into().unwrap());
-        let stored = u32::from_le_bytes(header[8..12].try_into().unwrap());
+        let (mut len_bytes, mut crc_bytes) = ([0u8; 8], [0u8; 4]);
+        reader.read_exact(&mut len_bytes).map_err(io_err(path, "reading log segment"))?;
+        reader.read_exact(&mut crc_bytes).map_err(io_err(path, "reading log segment"))?;
+        let len = u64::from_le_bytes(len_bytes);
+        let stored = u32::from_le_bytes(crc_bytes);
         if !(MIN_PAYLOAD..=MAX_PAYLOAD).contains(&len) {
             let what = format!("bad record length {len}");
             return Ok(Scan { records, problem: problem(offset, what, false) });
@@ -84,7 +85,7 @@ pub(super) fn scan_segment(
         }
         let mut payload = vec![0u8; len as usize];
         reader.read_exact(&mut payload).map_err(io_err(path, "reading log segment"))?;
-        let computed = record_crc(&header[0..8], &payload);
+        let computed = record_crc(&len_bytes, &payload);
         if computed != stored {
             let what = format!("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})");
             return Ok(Scan { records, problem: problem(offset, what, false) });

@@ -11,6 +11,7 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::Path;
 
+use super::codec::Cursor;
 use super::error::{io_err, DurabilityError};
 use super::{sync_dir, TMP};
 use crate::types::Time;
@@ -42,18 +43,15 @@ impl ChangeLogMark {
         if bytes.len() != 28 {
             return Err(corrupt(format!("{} bytes, a mark has 28", bytes.len())));
         }
-        let stored = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
+        let (magic, epoch, offset, stored) = decode_fields(&bytes).map_err(corrupt)?;
         let computed = crc32fast::hash(&bytes[..24]);
         if stored != computed {
             return Err(corrupt(format!("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")));
         }
-        if &bytes[..8] != MARK_MAGIC {
+        if &magic != MARK_MAGIC {
             return Err(corrupt("not a change-log mark (bad magic)".into()));
         }
-        Ok(Some(ChangeLogMark {
-            epoch: u64::from_le_bytes(bytes[8..16].try_into().unwrap()),
-            offset: u64::from_le_bytes(bytes[16..24].try_into().unwrap()),
-        }))
+        Ok(Some(ChangeLogMark { epoch, offset }))
     }
 
     /// Replaces the mark in `dir` atomically and durably.
@@ -75,6 +73,12 @@ impl ChangeLogMark {
         fs::rename(&tmp, &path).map_err(io_err(&path, "renaming change-log mark into place"))?;
         sync_dir(dir)
     }
+}
+
+/// `magic, epoch, offset, crc` of a mark's bytes.
+fn decode_fields(bytes: &[u8]) -> Result<([u8; 8], Time, u64, u32), String> {
+    let mut c = Cursor::new(bytes);
+    Ok((c.array()?, c.u64()?, c.u64()?, c.u32()?))
 }
 
 /// `(epoch, byte_offset)` of `DIR/changes.mark`, `None` if it was never written.
