@@ -1,6 +1,6 @@
 //! **Errors** of the live front end, by where they arise.
 //!
-//! * [`StartError`]: [`start`](super::start) could not set the front end up (bad options, a
+//! * [`StartError`]: [`start`](super::start()) could not set the front end up (bad options, a
 //!   state directory or graph file that cannot be used, an address that cannot be bound). Nothing
 //!   was read yet.
 //! * [`TransportError`]: an input thread cannot read its input any more.
@@ -19,7 +19,7 @@ use super::state::DurabilityError;
 use crate::sources::parse::SourceError;
 use crate::types::Time;
 
-/// Why [`start`](super::start) failed.
+/// Why [`start`](super::start()) failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error("the live front end needs at least one worker")]

@@ -14,20 +14,21 @@
 //!        └── blocks when full ◀──────────── waits on ◀───────────────────┘
 //! ```
 //!
-//! The pieces, one concept per file:
+//! The pieces, one concept per file (the private modules are rendered with
+//! `--document-private-items`):
 //!
-//! * [`config`] — [`LiveConfig`] and [`LiveInput`]: where lines come from, how epochs close.
-//! * [`start`](mod@start) — [`start()`]: recovery or the initial graph, the initial batches, the threads.
-//! * [`transport`] — the input threads: [`transport::stdin`], [`transport::follow`],
-//!   [`transport::tcp`] (with the TCP protocol).
-//! * [`lines`] — the line grammar and the splitter that cuts bytes into lines.
-//! * [`sequencer`] — the thread that owns the open epoch and closes epochs.
-//! * [`claims`] — which deletions are valid while several producers fill one epoch.
-//! * [`multiset`] — the edge multiset deletions are validated against.
-//! * [`backpressure`] — never more than `--max-behind` epochs ahead of the dataflow.
-//! * [`snapshot_policy`] — when the sequencer snapshots the multiset.
-//! * [`handshake`] — `end` and `bye`.
-//! * [`progress`] — [`Progress`], through which the driver reports back, and how the front end
+//! * `config` — [`LiveConfig`] and [`LiveInput`]: where lines come from, how epochs close.
+//! * `start` — [`start()`]: recovery or the initial graph, the initial batches, the threads.
+//! * `transport` — the input threads: `transport::stdin`, `transport::follow`, `transport::tcp`
+//!   (with the TCP protocol).
+//! * `lines` — the line grammar and the splitter that cuts bytes into lines.
+//! * `sequencer` — the thread that owns the open epoch and closes epochs.
+//! * `claims` — which deletions are valid while several producers fill one epoch.
+//! * `multiset` — the edge multiset deletions are validated against.
+//! * `backpressure` — never more than `--max-behind` epochs ahead of the dataflow.
+//! * `snapshot_policy` — when the sequencer snapshots the multiset.
+//! * `handshake` — `end` and `bye`.
+//! * `progress` — [`Progress`], through which the driver reports back, and how the front end
 //!   waits on it.
 //! * [`state`] — the state directory: write-ahead log, snapshots, recovery, the change-log mark.
 //! * [`error`] — the error types; [`LiveFailure`] is what the driver receives.
@@ -40,15 +41,15 @@
 
 mod backpressure;
 mod claims;
-pub mod config;
+mod config;
 pub mod error;
 mod handshake;
 mod lines;
 mod multiset;
-pub mod progress;
+mod progress;
 mod sequencer;
 mod snapshot_policy;
-pub mod start;
+mod start;
 pub mod state;
 mod transport;
 

@@ -54,7 +54,7 @@ pub struct LiveHandle {
 }
 
 /// Starts the front end: recovers or reads the initial graph, queues the initial batches to the
-/// workers, opens the input and spawns the threads (see the [module docs](self)).
+/// workers, opens the input and spawns the threads (see [`crate::live`]).
 pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
     if config.workers == 0 {
         return Err(StartError::NoWorkers);

@@ -1,11 +1,12 @@
 //! The **state directory** of `--state-dir DIR`: a write-ahead log of accepted epochs, snapshots
 //! of the consolidated edge multiset, and crash recovery that loses no acknowledged epoch.
 //!
-//! A live run appends every epoch to the log before it acknowledges it ([`log`]), now and then
-//! writes the whole edge multiset as a snapshot so that old log segments can go ([`snapshot`]),
+//! A live run appends every epoch to the log before it acknowledges it (`log`), now and then
+//! writes the whole edge multiset as a snapshot so that old log segments can go (`snapshot`),
 //! and on a restart rebuilds the state from the newest usable snapshot plus the log after it,
-//! repairing what a crash left behind ([`recovery`]). Beside them the driver keeps the change-log
-//! [`mark`]. [`codec`] holds the byte formats, [`error`] the one error type.
+//! repairing what a crash left behind (`recovery`, [`StateDir::open`]). Beside them the driver
+//! keeps the change-log mark (`mark`, [`ChangeLogMark`]). `codec` holds the byte formats, `error`
+//! the one error type, [`DurabilityError`].
 //!
 //! # Files (format version 1)
 //!
@@ -25,12 +26,12 @@
 //! uncertain, and the `StateDir` refuses any further writes ([`DurabilityError::Poisoned`]);
 //! reopen it to let recovery sort the tail out (the failed epoch may or may not be there).
 
-pub mod codec;
-pub mod error;
-pub mod log;
-pub mod mark;
-pub mod recovery;
-pub mod snapshot;
+mod codec;
+mod error;
+mod log;
+mod mark;
+mod recovery;
+mod snapshot;
 #[cfg(test)]
 mod tests;
 
