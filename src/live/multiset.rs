@@ -10,13 +10,16 @@
 //! copies restored from a snapshot); timed copies live in the sequencer's `alive` set, keyed by
 //! [`alive_key`] so that the ones that have left their window can be cut off in one split.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::sources::window::WindowSpec;
 use crate::types::{weight_bits, Edge, Time, Update};
 
 /// Copies per present edge.
 pub(super) type Multiset = HashMap<Edge, u64>;
+
+/// Windowed streams: copies of timed edges, by [`alive_key`].
+pub(super) type Alive = BTreeMap<(Time, Edge, Time), u64>;
 
 /// Applies updates to the multiset (the updates are valid; counts never go below zero).
 pub(super) fn apply(edges: &mut Multiset, updates: &[Update]) {

@@ -23,7 +23,7 @@
 //! Because only this thread touches the multiset, the open epoch and the state directory, none
 //! of them needs a lock, and the epochs every worker receives are identical and in order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,13 +32,13 @@ use super::backpressure::wait_room;
 use super::claims::Claims;
 use super::error::{LiveFailure, SequencerError};
 use super::lines::{Item, Line};
-use super::multiset::{alive_key, apply, Multiset};
+use super::multiset::{alive_key, apply, Alive, Multiset};
 use super::state::StateDir;
 use super::transport::tcp::Connection;
 use super::transport::{ConnId, Event, LOCAL};
 use super::{EpochBatch, Progress};
 use crate::sources::window::{check_update, EventClock, LatePolicy};
-use crate::types::{Edge, Time, Update};
+use crate::types::{Time, Update};
 
 /// Counts over the live part of a run (the initial graph and replayed epochs not included).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub(super) struct Sequencer {
     pub(super) clock: Option<EventClock>,
     /// Windowed streams: copies of timed edges that may still be present at the frontier, by
     /// `(time they leave, edge, event time)` (what a snapshot holds besides static edges).
-    pub(super) alive: BTreeMap<(Time, Edge, Time), u64>,
+    pub(super) alive: Alive,
     /// What the pending deletions consumed.
     pub(super) claims: Claims,
     /// The stream was declared insert-only: deletions are rejected.

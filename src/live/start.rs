@@ -14,7 +14,6 @@
 //! updates), so the change log is cut back to it (the driver does that, using
 //! [`LiveHandle::written_through`]).
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
@@ -23,7 +22,7 @@ use std::thread::{self, JoinHandle};
 
 use super::config::LiveConfig;
 use super::error::{LiveFailure, StartError};
-use super::multiset::{alive_key, apply, Multiset};
+use super::multiset::{alive_key, apply, Alive, Multiset};
 use super::sequencer::{LiveSummary, Sequencer};
 use super::state::{read_mark, Recovered, StateDir};
 use super::transport::{self, Event, EVENT_QUEUE};
@@ -56,81 +55,13 @@ pub struct LiveHandle {
 /// Starts the front end: recovers or reads the initial graph, queues the initial batches to the
 /// workers, opens the input and spawns the threads (see [`crate::live`]).
 pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
-    if config.workers == 0 {
-        return Err(StartError::NoWorkers);
-    }
-    if config.batch == Some(0) {
-        return Err(StartError::ZeroBatch);
-    }
-    if config.epoch_ms == Some(0) {
-        return Err(StartError::ZeroEpochMs);
-    }
+    check(&config)?;
     let mut warnings = Vec::new();
-    let mut edges = Multiset::new();
-    let mut initial: Vec<EpochBatch> = Vec::new();
-    let mut written_through = None;
-    let mut state = None;
-    let mut restarted = false;
-
-    if let Some(dir) = &config.state_dir {
-        let (state_dir, recovered) =
-            StateDir::open(dir).map_err(|source| StartError::OpenState { dir: dir.clone(), source })?;
-        written_through = read_mark(dir)
-            .map_err(|source| StartError::ReadMark { dir: dir.clone(), source })?
-            .map(|(epoch, _offset)| epoch);
-        restarted = recover(recovered, &mut edges, &mut initial, &mut warnings)?;
-        // The change log can be ahead of what the state directory can replay only when
-        // acknowledged log records were lost. The epochs after the last durable one are accepted
-        // again (possibly with other updates), so the change log is cut back to it (the driver
-        // does that, finding the cut in the change-log file).
-        let durable = initial.last().map(|b| b.epoch);
-        if let Some(marked) = written_through {
-            if durable.map(|d| marked > d).unwrap_or(true) {
-                warnings.push(format!(
-                    "the change log records epoch {marked}, but the state directory holds epochs only up to {} \
-                     (log records were lost); the change log is cut back to that epoch",
-                    durable.map(|d| d.to_string()).unwrap_or_else(|| "none".into()),
-                ));
-                written_through = durable;
-            }
-        }
-        state = Some(state_dir);
-    }
-    if !restarted {
-        let updates: Vec<Update> = match &config.graph {
-            Some(path) => {
-                read_edges(path)?.into_iter().map(|(src, dst, weight)| Update { src, dst, weight, diff: 1 }).collect()
-            }
-            None => Vec::new(),
-        };
-        apply(&mut edges, &updates);
-        let batch = EpochBatch { epoch: 0, updates, ..Default::default() };
-        if let Some(state) = state.as_mut() {
-            state.append(&batch).map_err(|source| StartError::LogInitial { source })?;
-        }
-        initial.push(batch);
-    }
+    let Initial { mut edges, batches: initial, written_through, state } = initial_state(&config, &mut warnings)?;
     let next_epoch = initial.last().map_or(0, |b| b.epoch + 1);
     let static_edges =
         initial.iter().any(|b| (0..b.updates.len()).any(|i| b.times.get(i).copied().flatten().is_none()));
-    // Windowed streams: the watermark follows from the epochs so far; `edges` keeps the static
-    // edges only, the timed ones are in `alive` until they leave their window.
-    let mut alive = BTreeMap::new();
-    let clock = config.window.map(|spec| {
-        let mut clock = EventClock::new(spec);
-        edges.clear();
-        for batch in &initial {
-            for (i, u) in batch.updates.iter().enumerate() {
-                match batch.times.get(i).copied().flatten() {
-                    Some(t) => *alive.entry(alive_key(&spec, u.edge(), t)).or_insert(0) += 1,
-                    None => apply(&mut edges, std::slice::from_ref(u)),
-                }
-            }
-            clock.close_epoch(batch.times.iter().flatten().copied());
-        }
-        clock
-    });
-
+    let (clock, alive) = windowed(&config, &initial, &mut edges);
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..config.workers).map(|_| mpsc::channel::<EpochBatch>()).unzip();
     for batch in initial {
         for sender in &senders {
@@ -175,6 +106,104 @@ pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
         })
         .map_err(StartError::Sequencer)?;
     Ok(LiveHandle { static_edges, receivers, progress, written_through, warnings, local_addr, thread })
+}
+
+/// Options the front end cannot run with.
+fn check(config: &LiveConfig) -> Result<(), StartError> {
+    if config.workers == 0 {
+        return Err(StartError::NoWorkers);
+    }
+    if config.batch == Some(0) {
+        return Err(StartError::ZeroBatch);
+    }
+    if config.epoch_ms == Some(0) {
+        return Err(StartError::ZeroEpochMs);
+    }
+    Ok(())
+}
+
+/// The state before live input: the multiset and the batches every worker receives first.
+struct Initial {
+    edges: Multiset,
+    /// A restart's snapshot and log, or a fresh start's epoch 0 (the initial graph).
+    batches: Vec<EpochBatch>,
+    /// The last epoch whose changes are already written.
+    written_through: Option<Time>,
+    state: Option<StateDir>,
+}
+
+/// Recovers from the state directory or, on a fresh start, reads the initial graph as epoch 0
+/// (logging it).
+fn initial_state(config: &LiveConfig, warnings: &mut Vec<String>) -> Result<Initial, StartError> {
+    let mut edges = Multiset::new();
+    let mut initial: Vec<EpochBatch> = Vec::new();
+    let mut written_through = None;
+    let mut state = None;
+    let mut restarted = false;
+
+    if let Some(dir) = &config.state_dir {
+        let (state_dir, recovered) =
+            StateDir::open(dir).map_err(|source| StartError::OpenState { dir: dir.clone(), source })?;
+        written_through = read_mark(dir)
+            .map_err(|source| StartError::ReadMark { dir: dir.clone(), source })?
+            .map(|(epoch, _offset)| epoch);
+        restarted = recover(recovered, &mut edges, &mut initial, warnings)?;
+        written_through = reconcile_mark(written_through, initial.last().map(|b| b.epoch), warnings);
+        state = Some(state_dir);
+    }
+    if !restarted {
+        let updates: Vec<Update> = match &config.graph {
+            Some(path) => {
+                read_edges(path)?.into_iter().map(|(src, dst, weight)| Update { src, dst, weight, diff: 1 }).collect()
+            }
+            None => Vec::new(),
+        };
+        apply(&mut edges, &updates);
+        let batch = EpochBatch { epoch: 0, updates, ..Default::default() };
+        if let Some(state) = state.as_mut() {
+            state.append(&batch).map_err(|source| StartError::LogInitial { source })?;
+        }
+        initial.push(batch);
+    }
+    Ok(Initial { edges, batches: initial, written_through, state })
+}
+
+/// The change log can be ahead of what the state directory can replay only when acknowledged
+/// log records were lost. The epochs after the last durable one are accepted again (possibly with
+/// other updates), so the change log is cut back to it (the driver does that, finding the cut in
+/// the change-log file). Returns the epoch the change log is good through.
+fn reconcile_mark(marked: Option<Time>, durable: Option<Time>, warnings: &mut Vec<String>) -> Option<Time> {
+    let marked = marked?;
+    if durable.map(|d| marked > d).unwrap_or(true) {
+        warnings.push(format!(
+            "the change log records epoch {marked}, but the state directory holds epochs only up to {} \
+             (log records were lost); the change log is cut back to that epoch",
+            durable.map(|d| d.to_string()).unwrap_or_else(|| "none".into()),
+        ));
+        return durable;
+    }
+    Some(marked)
+}
+
+/// Windowed streams: the watermark follows from the epochs so far; `edges` keeps the static
+/// edges only, the timed ones go to the `alive` set until they leave their window.
+fn windowed(config: &LiveConfig, initial: &[EpochBatch], edges: &mut Multiset) -> (Option<EventClock>, Alive) {
+    let mut alive = Alive::new();
+    let clock = config.window.map(|spec| {
+        let mut clock = EventClock::new(spec);
+        edges.clear();
+        for batch in initial {
+            for (i, u) in batch.updates.iter().enumerate() {
+                match batch.times.get(i).copied().flatten() {
+                    Some(t) => *alive.entry(alive_key(&spec, u.edge(), t)).or_insert(0) += 1,
+                    None => apply(edges, std::slice::from_ref(u)),
+                }
+            }
+            clock.close_epoch(batch.times.iter().flatten().copied());
+        }
+        clock
+    });
+    (clock, alive)
 }
 
 /// Rebuilds the multiset and the batches to replay from what the state directory holds.
