@@ -6,12 +6,11 @@
 //! # How a line travels
 //!
 //! ```text
-//!  stdin / follow / tcp          sequencer thread                        driver workers
-//!  ───────────────────  lines   ─────────────────────────────  batches  ───────────────
-//!  transport threads  ───────▶  validate (claims) → open epoch ───────▶  one channel each
-//!  (bounded queue)              close: log → apply → send → ok            │
-//!        ▲                      backpressure, snapshots, end              │ Progress
-//!        └── blocks when full ◀──────────── waits on ◀───────────────────┘
+//!  input threads             sequencer thread                          driver workers
+//!  stdin | follow | tcp ──▶  validate → open epoch → close ── batch ──▶ one channel each
+//!        lines, bounded      (log + fsync, apply, send, ok, snapshot)        │
+//!        queue  ▲                                                            │
+//!               └── input is not read ◀── waits while too far behind ◀── Progress
 //! ```
 //!
 //! The pieces, one concept per file (the private modules are rendered with
