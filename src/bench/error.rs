@@ -26,7 +26,7 @@ pub enum BenchError {
     DoesNotApply { system: &'static str, scenario: String },
     /// The algorithm of a dataflow system could not be built.
     #[error(transparent)]
-    Algorithm(anyhow::Error),
+    Algorithm(#[from] crate::dataflow::AlgorithmError),
     /// The driver failed.
     #[error(transparent)]
     Run(#[from] RunError),

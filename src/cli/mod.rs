@@ -211,7 +211,7 @@ impl JobArgs {
     pub fn options(&self) -> Result<RunOptions, RunError> {
         let layout = self.layout.layout()?;
         if self.is_live() {
-            use crate::live::reader::{LiveConfig, LiveInput};
+            use crate::live::{LiveConfig, LiveInput};
             let input = if let Some(addr) = &self.listen {
                 let addr = if addr.contains(':') { addr.clone() } else { format!("127.0.0.1:{}", addr) };
                 LiveInput::Listen(addr)

@@ -46,7 +46,7 @@ pub enum RunError {
     WorkerFailed(String),
     /// The state directory (write-ahead log, snapshots, change-log mark) failed.
     #[error(transparent)]
-    State(#[from] crate::live::durability::DurabilityError),
+    State(#[from] crate::live::DurabilityError),
 }
 
 impl From<InputFailure> for RunError {

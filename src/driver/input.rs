@@ -33,7 +33,7 @@ pub enum Source {
     /// A stream already in memory (generated), identical in every process.
     Memory(Arc<MemoryStream>),
     /// Live input: stdin, TCP producers or a growing file (read by process 0).
-    Live(crate::live::reader::LiveConfig),
+    Live(crate::live::LiveConfig),
 }
 
 /// Input files of a run.

@@ -169,7 +169,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
             let mut cfg = cfg.clone();
             cfg.workers = options.layout.workers;
             cfg.window = options.window;
-            let handle = crate::live::reader::start(cfg.clone()).map_err(|e| RunError::Other(format!("{:#}", e)))?;
+            let handle = crate::live::start(cfg.clone()).map_err(|e| RunError::Other(format!("{:#}", e)))?;
             for w in &handle.warnings {
                 eprintln!("ripples: warning: {}", w);
             }

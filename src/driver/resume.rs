@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use super::RunError;
-use crate::live::durability::{read_mark, write_mark};
+use crate::live::{read_mark, write_mark};
 use crate::sinks::ResultSink;
 use crate::types::Time;
 

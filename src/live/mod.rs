@@ -3,23 +3,61 @@
 //! accepted epoch can be made durable (`--state-dir`) and a restarted run continues exactly where
 //! the last durable epoch left off.
 //!
-//! The pieces, one concept per file:
-//! * [`durability`] — the state directory: a checksummed, fsynced write-ahead log of accepted
-//!   epochs, periodic snapshots of the consolidated edge multiset, and recovery (including torn
-//!   log tails and corrupt snapshots).
-//! * [`reader`] — the front end: reads update lines, validates them against the current edge
-//!   multiset, closes epochs, logs them, answers producers, applies backpressure, and hands each
-//!   epoch to the driver's workers.
+//! # How a line travels
+//!
+//! ```text
+//!  input threads             sequencer thread                          driver workers
+//!  stdin | follow | tcp ──▶  validate → open epoch → close ── batch ──▶ one channel each
+//!        lines, bounded      (log + fsync, apply, send, ok, snapshot)        │
+//!        queue  ▲                                                            │
+//!               └── input is not read ◀── waits while too far behind ◀── Progress
+//! ```
+//!
+//! The pieces, one concept per file (the private modules are rendered with
+//! `--document-private-items`):
+//!
+//! * `config` — [`LiveConfig`] and [`LiveInput`]: where lines come from, how epochs close.
+//! * `start` — [`start()`]: recovery or the initial graph, the initial batches, the threads.
+//! * `transport` — the input threads: `transport::stdin`, `transport::follow`, `transport::tcp`
+//!   (with the TCP protocol).
+//! * `lines` — the line grammar and the splitter that cuts bytes into lines.
+//! * `sequencer` — the thread that owns the open epoch and closes epochs.
+//! * `claims` — which deletions are valid while several producers fill one epoch.
+//! * `multiset` — the edge multiset deletions are validated against.
+//! * `backpressure` — never more than `--max-behind` epochs ahead of the dataflow.
+//! * `snapshot_policy` — when the sequencer snapshots the multiset.
+//! * `handshake` — `end` and `bye`.
+//! * `progress` — [`Progress`], through which the driver reports back, and how the front end
+//!   waits on it.
+//! * [`state`] — the state directory: write-ahead log, snapshots, recovery, the change-log mark.
+//! * [`error`] — the error types; [`LiveFailure`] is what the driver receives.
 //!
 //! The contract between the front end and the driver is [`EpochBatch`] values sent, in epoch
 //! order without gaps, to every local worker, and [`Progress`], through which the driver reports
-//! completed epochs back (for backpressure and for `ok E` answers without a state directory).
+//! completed epochs back (for backpressure, snapshots and the `end` handshake).
+//!
+//! Layering: `live` depends on [`crate::types`] and [`crate::sources`] only.
 
-pub mod durability;
-pub mod reader;
+mod backpressure;
+mod claims;
+mod config;
+pub mod error;
+mod handshake;
+mod lines;
+mod multiset;
+mod progress;
+mod sequencer;
+mod snapshot_policy;
+mod start;
+pub mod state;
+mod transport;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+pub use config::{LiveConfig, LiveInput};
+pub use error::{LiveFailure, SequencerError, StartError, TransportError};
+pub use progress::Progress;
+pub use sequencer::LiveSummary;
+pub use start::{start, LiveHandle};
+pub use state::{read_mark, write_mark, ChangeLogMark, DurabilityError, Recovered, StateDir};
 
 use serde::{Deserialize, Serialize};
 
@@ -37,68 +75,4 @@ pub struct EpochBatch {
     /// Windowed streams: late updates dropped from this epoch (not logged; 0 after a restart).
     #[serde(default)]
     pub late: u64,
-}
-
-/// What the driver must do before live epochs start, after a restart.
-#[derive(Clone, Debug, Default)]
-pub struct Recovery {
-    /// The epoch the snapshot describes (0 without a snapshot).
-    pub base_epoch: Time,
-    /// The consolidated edge multiset at `base_epoch`: one entry per present edge copy.
-    pub base_updates: Vec<Update>,
-    /// Windowed streams: the event time of each entry of `base_updates` (empty if none has one).
-    pub base_times: Vec<Option<Time>>,
-    /// Logged epochs after `base_epoch`, in order.
-    pub replay: Vec<EpochBatch>,
-    /// The last epoch whose changes are already in the `--changes` file (output for epochs up to
-    /// here is recomputed but not written again).
-    pub written_through: Option<Time>,
-}
-
-/// Shared progress counters between the driver and the front end.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Epochs `0..completed` are complete in the dataflow (their output is written).
-    completed: AtomicU64,
-    /// Set when the driver stopped (error or end); the front end stops waiting.
-    stopped: std::sync::atomic::AtomicBool,
-    /// Set by a driver that will call [`Progress::finish`] after writing its final outputs.
-    attached: std::sync::atomic::AtomicBool,
-    /// Set by the driver once every epoch is complete and `--output` is written.
-    finished: std::sync::atomic::AtomicBool,
-}
-
-impl Progress {
-    pub fn new() -> Arc<Self> {
-        Arc::new(Progress::default())
-    }
-    /// Marks every epoch `<= epoch` complete.
-    pub fn complete(&self, epoch: Time) {
-        self.completed.fetch_max(epoch + 1, Ordering::SeqCst);
-    }
-    /// Number of epochs completed (epochs `0..n`).
-    pub fn completed(&self) -> u64 {
-        self.completed.load(Ordering::SeqCst)
-    }
-    pub fn stop(&self) {
-        self.stopped.store(true, Ordering::SeqCst);
-    }
-    pub fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::SeqCst)
-    }
-    /// A driver announces that `end` must also wait for [`Progress::finish`].
-    pub fn attach(&self) {
-        self.attached.store(true, Ordering::SeqCst);
-    }
-    /// The driver has completed every epoch and written its final outputs.
-    pub fn finish(&self) {
-        self.finished.store(true, Ordering::SeqCst);
-    }
-    /// Whether `end` may answer `bye`: epochs `0..next_epoch` are complete (and, with an attached
-    /// driver, its outputs are written), or the driver stopped.
-    pub fn may_end(&self, next_epoch: u64) -> bool {
-        self.is_stopped()
-            || (self.completed() >= next_epoch
-                && (!self.attached.load(Ordering::SeqCst) || self.finished.load(Ordering::SeqCst)))
-    }
 }

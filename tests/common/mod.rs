@@ -2,6 +2,7 @@
 //! change logs into per-epoch states.
 #![allow(dead_code)]
 
+pub mod live;
 pub mod process;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,0 +1,113 @@
+//! **Deletion claims**: which deletions of the open epoch are valid, with several producers
+//! filling that epoch at once.
+//!
+//! A deletion may consume
+//!
+//! * a copy present in the multiset as of the last closed epoch that no other pending deletion
+//!   of this epoch has claimed yet, or
+//! * a copy the *same producer* inserted earlier in this epoch (and has not deleted again).
+//!
+//! Copies inserted by another producer in the same, still open epoch do not count: that
+//! producer's pending updates may still be discarded (a rejected line, a disconnect), and what is
+//! left must stay valid. With one producer this is exactly "the multiset plus this epoch's
+//! earlier updates". A deletion with nothing to consume is rejected with the reason `cannot
+//! delete edge S D[ W]: no copy of it is present`.
+//!
+//! [`Claims`] keeps, per producer, its own insertions and the multiset copies its deletions
+//! consumed, and the total claimed per edge; [`Claims::release`] gives a producer's claims back
+//! when its pending updates are discarded, and [`Claims::clear`] forgets everything when the
+//! epoch closes.
+
+use std::collections::HashMap;
+
+use super::multiset::Multiset;
+use super::transport::ConnId;
+use crate::types::{Edge, Update};
+
+/// A producer's share of the open epoch, for validating its deletions.
+#[derive(Default)]
+struct Producer {
+    /// Copies it inserted in this epoch and has not deleted again.
+    inserted: HashMap<Edge, u64>,
+    /// Copies of the multiset its deletions consumed.
+    claims: HashMap<Edge, u64>,
+}
+
+/// The claims of the open epoch's pending updates on the multiset.
+#[derive(Default)]
+pub(super) struct Claims {
+    producers: HashMap<ConnId, Producer>,
+    /// Copies of the multiset claimed by pending deletions (all producers).
+    claimed: HashMap<Edge, u64>,
+}
+
+impl Claims {
+    /// Records `conn`'s `update` as pending; the reason if it is a deletion with no copy to
+    /// consume (then nothing is recorded for it).
+    pub(super) fn admit(&mut self, conn: ConnId, update: &Update, edges: &Multiset) -> Result<(), String> {
+        let edge = update.edge();
+        let producer = self.producers.entry(conn).or_default();
+        if update.diff > 0 {
+            *producer.inserted.entry(edge).or_insert(0) += 1;
+        } else if let Some(own) = producer.inserted.get_mut(&edge).filter(|n| **n > 0) {
+            *own -= 1;
+        } else {
+            let present = edges.get(&edge).copied().unwrap_or(0);
+            let claimed = self.claimed.entry(edge).or_insert(0);
+            if *claimed >= present {
+                let weight = update.weight.map(|w| format!(" {w}")).unwrap_or_default();
+                return Err(format!(
+                    "cannot delete edge {} {}{weight}: no copy of it is present",
+                    update.src, update.dst
+                ));
+            }
+            *claimed += 1;
+            *producer.claims.entry(edge).or_insert(0) += 1;
+        }
+        Ok(())
+    }
+
+    /// Gives `conn`'s claims back; whether it had any pending share of the epoch.
+    pub(super) fn release(&mut self, conn: ConnId) -> bool {
+        let Some(producer) = self.producers.remove(&conn) else {
+            return false;
+        };
+        for (edge, n) in producer.claims {
+            if let Some(claimed) = self.claimed.get_mut(&edge) {
+                *claimed -= n;
+            }
+        }
+        true
+    }
+
+    /// The epoch closed: no pending updates remain.
+    pub(super) fn clear(&mut self) {
+        self.producers.clear();
+        self.claimed.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deletions_consume_present_or_own_copies_only() {
+        let mut edges = Multiset::new();
+        edges.insert(Update::insert(1, 2).edge(), 1);
+        let mut claims = Claims::default();
+        claims.admit(1, &Update::delete(1, 2), &edges).unwrap();
+        let err = claims.admit(2, &Update::delete(1, 2), &edges).unwrap_err();
+        assert_eq!(err, "cannot delete edge 1 2: no copy of it is present");
+        // Another producer's pending insertion does not count; one's own does.
+        claims.admit(1, &Update::insert(3, 4), &edges).unwrap();
+        assert!(claims.admit(2, &Update::delete(3, 4), &edges).is_err());
+        claims.admit(1, &Update::delete(3, 4), &edges).unwrap();
+        // Releasing producer 1 gives its claim on 1 2 back.
+        assert!(claims.release(1));
+        assert!(!claims.release(1));
+        claims.admit(2, &Update::delete(1, 2), &edges).unwrap();
+        claims.clear();
+        claims.admit(3, &Update::delete(1, 2), &edges).unwrap();
+    }
+}

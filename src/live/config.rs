@@ -1,0 +1,69 @@
+//! **Configuration** of the live front end: where update lines come from ([`LiveInput`]) and the
+//! rules that turn them into epochs ([`LiveConfig`]).
+//!
+//! An epoch closes on a producer's `commit`; also after [`LiveConfig::batch`] accepted update
+//! lines (if set), and every [`LiveConfig::epoch_ms`] of wall clock (if set; an idle stream then
+//! produces empty epochs). [`LiveConfig::max_behind`] bounds how far the dataflow may fall behind
+//! before input stops being read (see [`backpressure`](super::backpressure)); with
+//! [`LiveConfig::state_dir`] every epoch is made durable before it is acknowledged (see
+//! [`state`](super::state)).
+
+use std::path::PathBuf;
+
+use crate::sources::window::WindowSpec;
+
+/// Where live update lines come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LiveInput {
+    Stdin,
+    /// Listen on `host:port` for producers.
+    Listen(String),
+    /// Follow a file as it grows.
+    Follow(PathBuf),
+}
+
+/// Configuration of the live front end.
+#[derive(Clone, Debug)]
+pub struct LiveConfig {
+    pub input: LiveInput,
+    /// Initial graph file, read as epoch 0 on a fresh start only.
+    pub graph: Option<PathBuf>,
+    /// Close an epoch after this many accepted update lines.
+    pub batch: Option<usize>,
+    /// Close an epoch every this many milliseconds, even when idle.
+    pub epoch_ms: Option<u64>,
+    /// Backpressure: stop reading while `accepted - completed > max_behind`.
+    pub max_behind: u64,
+    pub state_dir: Option<PathBuf>,
+    /// Snapshot the multiset at every epoch that is a multiple of this (with `state_dir`).
+    pub snapshot_every: Option<u64>,
+    /// Number of local workers: one receiver each.
+    pub workers: usize,
+    /// Declared insert-only (`--insert-only`): deletions are rejected, and the driver may use
+    /// insert-only fast paths.
+    pub insert_only: bool,
+    /// Event-time windows: every update line carries `@T` and only inserts; late lines are
+    /// dropped (counted) or rejected (see [`crate::sources::window`]).
+    pub window: Option<WindowSpec>,
+    /// Stdin and followed files: warn about a rejected line and skip it, instead of stopping.
+    pub skip_bad_lines: bool,
+}
+
+impl LiveConfig {
+    /// A configuration with one worker, `max_behind` 16 and every option off.
+    pub fn new(input: LiveInput) -> Self {
+        LiveConfig {
+            input,
+            insert_only: false,
+            window: None,
+            skip_bad_lines: false,
+            graph: None,
+            batch: None,
+            epoch_ms: None,
+            max_behind: 16,
+            state_dir: None,
+            snapshot_every: None,
+            workers: 1,
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! **The sequencer**: the one thread that owns the open epoch and decides, line by line, what
+//! goes into which epoch.
+//!
+//! It receives the transports' [events](super::transport::Event) in arrival order and, for every
+//! line,
+//!
+//! * validates an update (malformed lines, deletions without a copy to consume — see
+//!   [`claims`](super::claims) — insert-only and window rules) and adds it to the open epoch, or
+//!   rejects it: a TCP producer gets `error N: reason` and loses its pending updates; on stdin /
+//!   a followed file the stream stops with a [`LiveFailure`] naming `source:line: problem` (the
+//!   open epoch is not applied, the epochs closed before it complete), or, with
+//!   `--skip-bad-lines`, the line alone is skipped with a warning;
+//! * closes the epoch on `commit`, after `batch` accepted update lines, or when the `epoch_ms`
+//!   timer fires (driven by its receive timeout; the timer keeps a fixed schedule and does not
+//!   catch up on ticks missed while backpressure held the sequencer). Closing an epoch logs it
+//!   (append + fsync, with a state directory), applies it to the [multiset](super::multiset),
+//!   sends the full batch to every worker, answers `ok E`, and may take a
+//!   [snapshot](super::snapshot_policy) first;
+//! * after closing an epoch, waits while the dataflow is too far behind
+//!   ([backpressure](super::backpressure)), taking no input meanwhile;
+//! * on `end` (or end of stdin) runs the [end handshake](super::handshake).
+//!
+//! Because only this thread touches the multiset, the open epoch and the state directory, none
+//! of them needs a lock, and the epochs every worker receives are identical and in order.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::backpressure::wait_room;
+use super::claims::Claims;
+use super::error::{LiveFailure, SequencerError};
+use super::lines::{Item, Line};
+use super::multiset::{alive_key, apply, Alive, Multiset};
+use super::state::StateDir;
+use super::transport::tcp::Connection;
+use super::transport::{ConnId, Event, LOCAL};
+use super::{EpochBatch, Progress};
+use crate::sources::window::{check_update, EventClock, LatePolicy};
+use crate::types::{Time, Update};
+
+/// Counts over the live part of a run (the initial graph and replayed epochs not included).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LiveSummary {
+    /// Epochs closed from live input.
+    pub epochs: u64,
+    /// Updates in those epochs.
+    pub updates: u64,
+    /// Update lines that arrived after the stream ended and were ignored.
+    pub late: u64,
+    /// Lines rejected (malformed, deletion of an absent edge, too long, late with
+    /// `--late error`).
+    pub rejected_lines: u64,
+    /// Windowed streams: late updates dropped (`--late drop`).
+    pub late_dropped: u64,
+}
+
+/// How processing goes on after an event.
+pub(super) enum Flow {
+    Continue,
+    /// The stream ended (`end`, or end of stdin); the connection that asked, if any.
+    End(Option<ConnId>),
+    /// The driver stopped or the workers went away.
+    Stopped,
+    /// A bad line on stdin / a followed file (without `skip_bad_lines`): `source:line: problem`.
+    Failed(String),
+}
+
+pub(super) struct Sequencer {
+    /// The multiset as of the last closed epoch.
+    pub(super) edges: Multiset,
+    /// The open epoch's number (= number of epochs handed to the workers).
+    pub(super) next_epoch: Time,
+    /// The open epoch's updates, in arrival order (with their event times in windowed streams).
+    pub(super) pending: Vec<(ConnId, Update, Time)>,
+    /// Late updates dropped from the open epoch.
+    pub(super) pending_late: u64,
+    /// Windowed streams: the watermark as of the last closed epoch.
+    pub(super) clock: Option<EventClock>,
+    /// Windowed streams: copies of timed edges that may still be present at the frontier, by
+    /// `(time they leave, edge, event time)` (what a snapshot holds besides static edges).
+    pub(super) alive: Alive,
+    /// What the pending deletions consumed.
+    pub(super) claims: Claims,
+    /// The stream was declared insert-only: deletions are rejected.
+    pub(super) insert_only: bool,
+    /// Stdin / a followed file: skip a rejected line (with a warning) instead of stopping.
+    pub(super) skip_bad_lines: bool,
+    pub(super) conns: HashMap<ConnId, Connection>,
+    pub(super) state: Option<StateDir>,
+    pub(super) snapshot_every: Option<u64>,
+    pub(super) batch: Option<usize>,
+    pub(super) max_behind: u64,
+    pub(super) senders: Vec<Sender<EpochBatch>>,
+    pub(super) workers_gone: bool,
+    pub(super) progress: Arc<Progress>,
+    pub(super) summary: LiveSummary,
+    /// Names the input in messages about stdin / a followed file.
+    pub(super) source_name: String,
+}
+
+impl Sequencer {
+    pub(super) fn run(mut self, queue: &Receiver<Event>, epoch_ms: Option<u64>) -> Result<LiveSummary, LiveFailure> {
+        let period = epoch_ms.map(Duration::from_millis);
+        let mut tick = period.map(|p| Instant::now() + p);
+        let mut flow = if self.wait_room() { Flow::Continue } else { Flow::Stopped };
+        while let Flow::Continue = flow {
+            if self.progress.is_stopped() || self.workers_gone {
+                flow = Flow::Stopped;
+                break;
+            }
+            if let (Some(period), Some(at)) = (period, tick) {
+                let now = Instant::now();
+                if now >= at {
+                    self.close(None)?;
+                    tick = Some(if now >= at + period { now + period } else { at + period });
+                    flow = self.after_close();
+                    continue;
+                }
+            }
+            let wait = tick.map_or(Duration::from_millis(100), |at| at.saturating_duration_since(Instant::now()));
+            flow = match queue.recv_timeout(wait) {
+                Ok(event) => self.handle(event)?,
+                Err(RecvTimeoutError::Timeout) => Flow::Continue,
+                Err(RecvTimeoutError::Disconnected) => Flow::End(None),
+            };
+        }
+        match flow {
+            Flow::End(ender) => self.end(ender, queue).map_err(LiveFailure::from),
+            Flow::Failed(message) => Err(LiveFailure {
+                input: true,
+                message: format!(
+                    "{message} (the stream stopped there: epochs up to {} are complete, the open epoch was not applied{})",
+                    self.next_epoch.saturating_sub(1),
+                    if self.state.is_some() { " or logged" } else { "" }
+                ),
+            }),
+            _ if self.workers_gone && !self.progress.is_stopped() => Err(SequencerError::WorkersGone.into()),
+            _ => Ok(self.summary.clone()),
+        }
+    }
+
+    fn handle(&mut self, event: Event) -> Result<Flow, SequencerError> {
+        match event {
+            Event::Connect { conn, connection } => {
+                self.conns.insert(conn, connection);
+                self.reply(conn, format!("ready {}\n", self.next_epoch));
+                Ok(Flow::Continue)
+            }
+            Event::Lines { conn, lines } => self.lines(conn, lines),
+            Event::Disconnect { conn } => {
+                self.discard(conn);
+                self.conns.remove(&conn);
+                Ok(Flow::Continue)
+            }
+            Event::Eof => Ok(Flow::End(None)),
+            Event::Failed(error) => Err(error.into()),
+        }
+    }
+
+    fn lines(&mut self, conn: ConnId, lines: Vec<Line>) -> Result<Flow, SequencerError> {
+        let mut lines = lines.into_iter();
+        while let Some(Line { no, item }) = lines.next() {
+            let flow = match item {
+                Item::Update(update, time) => match self.offer(conn, update, time) {
+                    // Dropped late lines count too: an epoch is N consecutive update lines.
+                    Ok(()) if self.batch.is_some_and(|n| self.pending.len() as u64 + self.pending_late >= n as u64) => {
+                        self.close(None)?;
+                        self.after_close()
+                    }
+                    Ok(()) => Flow::Continue,
+                    Err(reason) => self.reject(conn, no, &reason),
+                },
+                Item::Bad(reason) => self.reject(conn, no, &reason),
+                Item::Commit => {
+                    self.close(Some(conn))?;
+                    self.after_close()
+                }
+                Item::End => Flow::End(Some(conn).filter(|&c| c != LOCAL)),
+            };
+            if !matches!(flow, Flow::Continue) {
+                self.summary.late += lines.filter(|line| matches!(line.item, Item::Update(..))).count() as u64;
+                return Ok(flow);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Validates an update of `conn` and adds it to the open epoch (a late one of a windowed
+    /// stream is dropped and counted, or rejected).
+    fn offer(&mut self, conn: ConnId, update: Update, time: Option<Time>) -> Result<(), String> {
+        let time = check_update(self.clock.as_ref().map(EventClock::spec), &update, time)?;
+        if let (Some(clock), Some(t)) = (&self.clock, time) {
+            if clock.is_late(t) {
+                return match clock.spec().late {
+                    LatePolicy::Drop => {
+                        self.pending_late += 1;
+                        Ok(())
+                    }
+                    LatePolicy::Error => Err(clock.late_reason(t)),
+                };
+            }
+        }
+        if self.insert_only && update.diff < 0 {
+            return Err(format!("deletion of edge {} {} on a stream declared --insert-only", update.src, update.dst));
+        }
+        self.claims.admit(conn, &update, &self.edges)?;
+        self.pending.push((conn, update, time.unwrap_or(0)));
+        Ok(())
+    }
+
+    /// Drops `conn`'s pending updates (and its claims on the multiset).
+    fn discard(&mut self, conn: ConnId) {
+        if self.claims.release(conn) {
+            self.pending.retain(|&(c, _, _)| c != conn);
+        }
+    }
+
+    fn reject(&mut self, conn: ConnId, no: u64, reason: &str) -> Flow {
+        self.summary.rejected_lines += 1;
+        if conn == LOCAL {
+            if !self.skip_bad_lines {
+                return Flow::Failed(format!("{}:{no}: {reason}", self.source_name));
+            }
+            eprintln!("ripples: warning: {} line {no}: {reason} (line skipped)", self.source_name);
+        } else {
+            self.discard(conn);
+            self.reply(conn, format!("error {no}: {reason}\n"));
+        }
+        Flow::Continue
+    }
+
+    /// Queues a reply; a connection whose reply queue is full is dropped.
+    pub(super) fn reply(&mut self, conn: ConnId, message: String) {
+        let Some(connection) = self.conns.get(&conn) else {
+            return;
+        };
+        if !connection.try_reply(message) {
+            eprintln!("ripples: warning: producer {conn} does not read its replies; disconnecting it");
+            connection.disconnect();
+            self.conns.remove(&conn);
+        }
+    }
+
+    /// Closes the open epoch: log (fsync), apply, hand to every worker, answer `ok`, snapshot.
+    pub(super) fn close(&mut self, committer: Option<ConnId>) -> Result<(), SequencerError> {
+        let epoch = self.next_epoch;
+        // A snapshot describes the multiset as of the previous epoch, and is only taken once the
+        // dataflow has completed (and the driver has written the changes of) every epoch up to
+        // it: a restart resumes from the snapshot and must be able to reproduce the change log of
+        // every later epoch individually.
+        if epoch > 0 {
+            self.snapshot(epoch - 1)?;
+        }
+        let (updates, times): (Vec<Update>, Vec<Time>) = self.pending.drain(..).map(|(_, u, t)| (u, t)).unzip();
+        self.claims.clear();
+        let late = std::mem::take(&mut self.pending_late);
+        self.summary.late_dropped += late;
+        let batch = match &mut self.clock {
+            Some(clock) => {
+                clock.close_epoch(times.iter().copied());
+                EpochBatch { epoch, updates, times: times.into_iter().map(Some).collect(), late }
+            }
+            None => EpochBatch { epoch, updates, ..Default::default() },
+        };
+        if let Some(state) = self.state.as_mut() {
+            state.append(&batch).map_err(|source| SequencerError::Log { epoch, source })?;
+        }
+        match &self.clock {
+            Some(clock) => {
+                for (u, t) in batch.updates.iter().zip(&batch.times) {
+                    let t = t.expect("a windowed epoch's updates all have event times");
+                    *self.alive.entry(alive_key(clock.spec(), u.edge(), t)).or_insert(0) += 1;
+                }
+            }
+            None => apply(&mut self.edges, &batch.updates),
+        }
+        self.next_epoch += 1;
+        self.summary.epochs += 1;
+        self.summary.updates += batch.updates.len() as u64;
+        if let Some((last, others)) = self.senders.split_last() {
+            for sender in others {
+                self.workers_gone |= sender.send(batch.clone()).is_err();
+            }
+            self.workers_gone |= last.send(batch).is_err();
+        }
+        if let Some(conn) = committer {
+            self.reply(conn, format!("ok {epoch}\n"));
+        }
+        Ok(())
+    }
+
+    fn after_close(&self) -> Flow {
+        if self.wait_room() && !self.workers_gone {
+            Flow::Continue
+        } else {
+            Flow::Stopped
+        }
+    }
+
+    /// Backpressure: blocks while more than `max_behind` handed-over epochs are incomplete.
+    /// `false` if the driver stopped meanwhile.
+    fn wait_room(&self) -> bool {
+        wait_room(&self.progress, self.next_epoch, self.max_behind)
+    }
+}

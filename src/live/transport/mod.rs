@@ -1,0 +1,123 @@
+//! **Transports**: the input threads that carry update lines from outside into the sequencer.
+//!
+//! There are three: [`stdin`], a [`follow`]ed file, and [`tcp`] producers. Each splits the bytes
+//! it reads into classified [lines](super::lines) and sends them, as one [`Event::Lines`] per read
+//! of at most [`READ_CHUNK`] bytes, over a **bounded** queue ([`EVENT_QUEUE`] messages) to the
+//! sequencer. The bound is what makes [backpressure](super::backpressure) work: when the
+//! sequencer holds back the queue fills, the input thread blocks in `send`, and it stops reading.
+//!
+//! Every line travels with the [`ConnId`] of the connection it came from and its line number
+//! there: stdin and a followed file are the single producer [`LOCAL`], TCP connections are
+//! numbered from 1. A transport that can no longer read sends [`Event::Failed`]; stdin's end is
+//! [`Event::Eof`] (the same as `end`). The transports stop once the sequencer is gone (a failed
+//! send) or, for the polling ones, once the shared `shutdown` flag is set.
+
+pub mod follow;
+pub mod stdin;
+pub mod tcp;
+
+use std::io::{self, Read};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::SyncSender;
+use std::sync::Arc;
+use std::thread;
+
+use super::config::{LiveConfig, LiveInput};
+use super::error::{StartError, TransportError};
+use super::lines::{Line, LineSplitter};
+use crate::types::Time;
+
+/// Bytes read from an input at a time; the lines of one read travel as one queue message.
+pub(super) const READ_CHUNK: usize = 16 * 1024;
+/// Capacity (in messages) of the queue from the input threads to the sequencer.
+pub(super) const EVENT_QUEUE: usize = 16;
+
+/// A connection (or the single local source).
+pub(super) type ConnId = u64;
+/// Stdin and a followed file are producer 0; TCP connections are numbered from 1.
+pub(super) const LOCAL: ConnId = 0;
+
+/// What the input threads tell the sequencer.
+pub(super) enum Event {
+    /// A TCP producer connected; replies to it go through `connection`.
+    Connect {
+        conn: ConnId,
+        connection: tcp::Connection,
+    },
+    Lines {
+        conn: ConnId,
+        lines: Vec<Line>,
+    },
+    Disconnect {
+        conn: ConnId,
+    },
+    /// Stdin ended: same as `end`.
+    Eof,
+    /// The input cannot be read any more.
+    Failed(TransportError),
+}
+
+/// The opened input.
+pub(super) struct Opened {
+    /// Names the input in messages about stdin / a followed file.
+    pub(super) source_name: String,
+    /// The address actually bound (TCP only).
+    pub(super) local_addr: Option<SocketAddr>,
+}
+
+/// Opens `config.input` and starts its threads, which send to `events` until the sequencer is
+/// gone or `shutdown` is set. `next_epoch` is the epoch the stream resumes at (a followed file
+/// skips what earlier runs made durable).
+pub(super) fn open(
+    config: &LiveConfig,
+    next_epoch: Time,
+    events: SyncSender<Event>,
+    shutdown: &Arc<AtomicBool>,
+    warnings: &mut Vec<String>,
+) -> Result<Opened, StartError> {
+    Ok(match &config.input {
+        LiveInput::Stdin => {
+            spawn("ripples-live-stdin", move || stdin::read(events))?;
+            Opened { source_name: "stdin".to_string(), local_addr: None }
+        }
+        LiveInput::Listen(address) => {
+            let local_addr = tcp::listen(address, events, shutdown.clone())?;
+            Opened { source_name: address.clone(), local_addr: Some(local_addr) }
+        }
+        LiveInput::Follow(path) => {
+            follow::start(path, config, next_epoch, events, shutdown.clone(), warnings)?;
+            Opened { source_name: path.display().to_string(), local_addr: None }
+        }
+    })
+}
+
+pub(super) fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> Result<(), StartError> {
+    thread::Builder::new()
+        .name(name.to_string())
+        .spawn(body)
+        .map_err(|source| StartError::Thread { name: name.to_string(), source })?;
+    Ok(())
+}
+
+/// Reads `input` to its end, sending its lines. `Ok(false)` when the sequencer is gone.
+pub(super) fn pump(mut input: impl Read, conn: ConnId, events: &SyncSender<Event>) -> io::Result<bool> {
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut splitter = LineSplitter::default();
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let mut lines = Vec::new();
+        splitter.feed(&buf[..n], &mut lines);
+        if !lines.is_empty() && events.send(Event::Lines { conn, lines }).is_err() {
+            return Ok(false);
+        }
+    }
+    let mut lines = Vec::new();
+    splitter.finish(&mut lines);
+    Ok(lines.is_empty() || events.send(Event::Lines { conn, lines }).is_ok())
+}
