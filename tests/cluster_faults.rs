@@ -92,6 +92,13 @@ fn trial(seed: u64) {
     assert_eq!(ready, 1, "seed {}", seed);
     let acked = rng.gen_range(1..EPOCHS as u64 - 1);
     send_epochs(&mut producer, &texts, 1, acked);
+    // `ok E` means durable, not computed: wait until the cluster has written epoch `acked` (the
+    // change-log mark records it), so that the kill hits a running cluster.
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !matches!(ripples::live::read_mark(&files.path("state")), Ok(Some((e, _))) if e >= acked) {
+        assert!(std::time::Instant::now() < deadline, "seed {}: epoch {} was never written", seed, acked);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     p1.kill().unwrap();
     let _ = p1.wait();
     let status = wait_exit(&mut p0, PATIENCE, "process 0 after its peer was killed");
