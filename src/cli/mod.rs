@@ -228,6 +228,7 @@ impl JobArgs {
             cfg.state_dir = self.state_dir.clone();
             cfg.snapshot_every = Some(self.snapshot_every);
             cfg.workers = layout.workers;
+            cfg.window = self.window();
             cfg.insert_only = self.insert_only;
             cfg.skip_bad_lines = self.skip_bad_lines;
             return Ok(RunOptions {
@@ -290,13 +291,19 @@ pub fn run_jobs(
     Ok(report)
 }
 
-/// Prints an error as the CLI does and returns the exit status (0 for `Ok`).
+/// Prints an error as the CLI does and returns the exit status: 0 for `Ok`, 2 for bad input or
+/// usage, 3 when a peer process disconnected and the cluster stopped, 1 for anything else. (The
+/// one place exit statuses are decided.)
 pub fn exit_status<T>(result: Result<T, RunError>) -> i32 {
     match result {
         Ok(_) => 0,
         Err(e) => {
             eprintln!("ripples: error: {}", e);
-            e.exit_code()
+            match e {
+                _ if e.is_input() => 2,
+                RunError::Cluster { .. } => 3,
+                _ => 1,
+            }
         }
     }
 }

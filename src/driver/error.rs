@@ -4,7 +4,8 @@
 //! hostfile, an unknown algorithm, a live input failure, a full disk under a sink). The driver
 //! wraps them in one [`RunError`] without flattening them to text: the wrapped error is kept (and
 //! its `Display` is the message a user reads), so a caller can still match on it. The exit status
-//! is the command line's business (`ripples` maps [`RunError::is_input`] to 2, the rest to 1).
+//! is the command line's business (`ripples` maps [`RunError::is_input`] to 2, a stopped cluster
+//! to 3, the rest to 1: `ripples::cli::exit_status`).
 //!
 //! ```
 //! use ripples::driver::RunError;
@@ -44,6 +45,9 @@ pub enum RunError {
     /// A worker failed (a bug: the message and where it happened).
     #[error("a worker failed: {0}")]
     WorkerFailed(String),
+    /// The live front end could not start (bad options, an address in use, recovery failed).
+    #[error(transparent)]
+    LiveStart(#[from] crate::live::StartError),
     /// The state directory (write-ahead log, snapshots, change-log mark) failed.
     #[error(transparent)]
     State(#[from] crate::live::DurabilityError),
@@ -66,16 +70,6 @@ impl RunError {
             RunError::Input(_) => true,
             RunError::Load(f) => f.exit_code == 2,
             _ => false,
-        }
-    }
-
-    /// The process exit status for this error: 2 for bad input, 3 when the cluster stopped
-    /// because a peer process disconnected, 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            _ if self.is_input() => 2,
-            RunError::Cluster { .. } => 3,
-            _ => 1,
         }
     }
 }

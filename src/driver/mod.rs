@@ -166,10 +166,15 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     let mut live_thread = None;
     let live = match &options.source {
         Source::Live(cfg) if options.layout.process == 0 => {
-            let mut cfg = cfg.clone();
-            cfg.workers = options.layout.workers;
-            cfg.window = options.window;
-            let handle = crate::live::start(cfg.clone()).map_err(|e| RunError::Other(format!("{:#}", e)))?;
+            // The front end feeds every local worker and applies the run's window rules: its
+            // configuration must say the same as the run's.
+            if cfg.workers != options.layout.workers || cfg.window != options.window {
+                return Err(RunError::Other(format!(
+                    "the live input is configured for {} worker(s) and window {:?}, but the run has {} and {:?}",
+                    cfg.workers, cfg.window, options.layout.workers, options.window
+                )));
+            }
+            let handle = crate::live::start(cfg.clone())?;
             for w in &handle.warnings {
                 eprintln!("ripples: warning: {}", w);
             }
