@@ -63,6 +63,13 @@ pub struct ResultSink {
     changes_file: Option<File>,
 }
 
+/// Where a result file is written before it is renamed into place: `out.txt` → `out.txt.ripples-tmp`.
+fn temporary(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".ripples-tmp");
+    PathBuf::from(name)
+}
+
 fn io_context(path: &Path, e: std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("cannot write {}: {}", path.display(), e))
 }
@@ -125,8 +132,12 @@ impl ResultSink {
             }
         };
         if let Some(p) = output {
-            // Fail early if the output cannot be created; the real file is written at the end.
-            File::create(p).map_err(|e| io_context(p, e))?;
+            // Fail early if the output cannot be written; the real file is written at the end,
+            // to a temporary name renamed into place, so nothing partial or empty is ever
+            // visible under `p`.
+            let tmp = temporary(p);
+            File::create(&tmp).map_err(|e| io_context(p, e))?;
+            std::fs::remove_file(&tmp).map_err(|e| io_context(&tmp, e))?;
         }
         Ok(ResultSink {
             format,
@@ -140,15 +151,22 @@ impl ResultSink {
         })
     }
 
-    /// Flushes the change log and syncs it to disk; returns its length (for a change-log mark),
-    /// or `None` when the change log is not a file.
+    /// Flushes the change log and syncs it to disk; returns its length (for a change-log mark):
+    /// for stdout (`-`) 0 once flushed (what was written has been handed to the reader, and a
+    /// restart continues after it); `None` without a change log.
     pub fn sync_changes(&mut self) -> std::io::Result<Option<u64>> {
-        if let (Some((path, w)), Some(f)) = (&mut self.changes, &self.changes_file) {
-            w.flush().map_err(|e| io_context(path, e))?;
-            f.sync_data().map_err(|e| io_context(path, e))?;
-            return Ok(Some(f.metadata().map_err(|e| io_context(path, e))?.len()));
+        match (&mut self.changes, &self.changes_file) {
+            (Some((path, w)), Some(f)) => {
+                w.flush().map_err(|e| io_context(path, e))?;
+                f.sync_data().map_err(|e| io_context(path, e))?;
+                Ok(Some(f.metadata().map_err(|e| io_context(path, e))?.len()))
+            }
+            (Some((path, w)), None) => {
+                w.flush().map_err(|e| io_context(path, e))?;
+                Ok(Some(0))
+            }
+            (None, _) => Ok(None),
         }
-        Ok(None)
     }
 
     /// Records epoch `epoch`'s changes; returns the number of change lines it produced.
@@ -209,7 +227,7 @@ impl ResultSink {
             w.flush().map_err(|e| io_context(&path, e))?;
         }
         if let Some(path) = &self.output {
-            let tmp = path.with_extension("ripples-tmp");
+            let tmp = temporary(path);
             {
                 let f = File::create(&tmp).map_err(|e| io_context(&tmp, e))?;
                 let mut w = BufWriter::with_capacity(1 << 20, f);
@@ -225,6 +243,7 @@ impl ResultSink {
                     }
                 }
                 w.flush().map_err(|e| io_context(&tmp, e))?;
+                w.get_ref().sync_all().map_err(|e| io_context(&tmp, e))?;
             }
             std::fs::rename(&tmp, path).map_err(|e| io_context(path, e))?;
         }
