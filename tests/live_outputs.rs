@@ -105,3 +105,52 @@ fn output_appears_only_at_the_end_and_stdout_changes_continue_after_a_restart() 
     assert_eq!(stdout1 + &stdout2, ref_changes, "stdout over both runs must hold every epoch once");
     assert_eq!(read(&output), ref_output);
 }
+
+/// Runs `ripples run wcc` over stdin with the given flags and returns (status, stderr).
+fn stdin_run(args: &[String], input: &str) -> (std::process::ExitStatus, String) {
+    use std::io::Write;
+    let mut child = bin()
+        .args(["run", "wcc", "--updates", "-", "-q"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn live_input_takes_a_vertex_file() {
+    let files = Files::new();
+    let vertices = files.write("g.v", "1\n9\n10\n42\n");
+    let text = "+ 1 2\n+ 2 3\ncommit\n+ 9 10\n- 1 2\ncommit\n- 9 10\n";
+    // The reference: the same epochs from files (`--batch 2` cuts the 5 lines as 2, 2, 1).
+    let updates = files.write("u.txt", &text.replace("commit\n", ""));
+    let (ref_changes, ref_output) = (files.path("ref-c.txt"), files.path("ref-o.txt"));
+    let out = bin()
+        .args(["run", "wcc", "--updates", &s(&updates), "--batch", "2", "--vertices", &s(&vertices), "-q"])
+        .args(["--changes", &s(&ref_changes), "--output", &s(&ref_output)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "reference: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(read(&ref_output), "1 1\n2 2\n3 2\n9 9\n10 10\n42 42\n", "the vertex file's vertices stay");
+    for workers in ["1", "2"] {
+        let (changes, output) = (files.path(&format!("c{}.txt", workers)), files.path(&format!("o{}.txt", workers)));
+        let args: Vec<String> = ["--vertices", &s(&vertices), "--changes", &s(&changes), "--output", &s(&output)]
+            .iter()
+            .map(|x| x.to_string())
+            .chain(["-w".to_string(), workers.to_string()])
+            .collect();
+        let (status, stderr) = stdin_run(&args, text);
+        assert!(status.success(), "-w {}: {}", workers, stderr);
+        assert_eq!(read(&changes), read(&ref_changes), "-w {}: --changes differ from the file run", workers);
+        assert_eq!(read(&output), read(&ref_output), "-w {}: --output differs from the file run", workers);
+    }
+    let bad = files.write("bad.v", "1\nx\n");
+    let (status, stderr) = stdin_run(&["--vertices".to_string(), s(&bad)], text);
+    assert_eq!(status.code(), Some(2), "{}", stderr);
+    assert!(stderr.contains(&format!("{}:2:", bad.display())), "{}", stderr);
+}

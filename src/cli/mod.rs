@@ -222,6 +222,7 @@ impl JobArgs {
             };
             let mut cfg = LiveConfig::new(input);
             cfg.graph = self.graph.clone();
+            cfg.vertices = self.vertices.clone();
             cfg.batch = self.batch;
             cfg.epoch_ms = self.epoch_ms;
             cfg.max_behind = self.max_behind;
@@ -276,9 +277,6 @@ pub fn run_jobs(
     algorithms: Vec<Box<dyn dataflow::Algorithm>>,
 ) -> Result<Option<driver::RunReport>, RunError> {
     job.check()?;
-    if job.is_live() && job.vertices.is_some() {
-        return Err(RunError::Input("--vertices is not supported with live input".into()));
-    }
     if !job.is_live() && (job.epoch_ms.is_some() || job.state_dir.is_some()) {
         return Err(RunError::Input(
             "--epoch-ms and --state-dir need live input (--updates -, --listen or --follow)".into(),

@@ -205,6 +205,17 @@ fn failure(order: u8, e: SourceError) -> InputFailure {
     }
 }
 
+/// Live input's vertex file (`--vertices`): this worker's byte range of it, read by every worker
+/// of every process; a bad line stops every worker with the same (earliest) error.
+pub fn load_vertices(worker: &mut Worker, path: &std::path::Path) -> Result<Vec<Node>, InputFailure> {
+    let local = read_vertices_range(path, worker.index(), worker.peers()).map_err(|e| failure(1, e));
+    let errors = allgather(worker, local.as_ref().err().cloned());
+    match errors.into_iter().flatten().min_by_key(|f| f.order) {
+        Some(f) => Err(f),
+        None => Ok(local.unwrap_or_default()),
+    }
+}
+
 /// Loads, validates and shares out the input. Every worker must call this (it communicates).
 /// With `trusted`, a memory stream's deletions are not validated (the generators in
 /// `crate::sources::stream` only delete present copies).

@@ -79,10 +79,16 @@ pub(crate) fn run_worker(
 }
 
 /// Step 1: this worker's share of the files or of the stream in memory, validated by every
-/// worker. (Live input is read by the front end instead.)
+/// worker. (Live input is read by the front end instead; its vertex file here.)
 fn load(worker: &mut Worker, options: &RunOptions) -> Result<(WorkerShare, InputFacts), RunError> {
     match &options.source {
-        Source::Live(_) => Ok((WorkerShare::default(), InputFacts::default())),
+        Source::Live(cfg) => {
+            let mut share = WorkerShare::default();
+            if let Some(path) = &cfg.vertices {
+                share.vertices = input::load_vertices(worker, path)?;
+            }
+            Ok((share, InputFacts::default()))
+        }
         source => Ok(input::load(worker, source, options.trusted_input, options.window.as_ref())?),
     }
 }

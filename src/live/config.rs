@@ -28,6 +28,10 @@ pub struct LiveConfig {
     pub input: LiveInput,
     /// Initial graph file, read as epoch 0 on a fresh start only.
     pub graph: Option<PathBuf>,
+    /// Vertex file: vertices in the result even without edges. The front end does not read it:
+    /// the vertex set never changes, so every worker of every process reads its share at every
+    /// start (the driver does, as for file input).
+    pub vertices: Option<PathBuf>,
     /// Close an epoch after this many accepted update lines.
     pub batch: Option<usize>,
     /// Close an epoch every this many milliseconds, even when idle.
@@ -58,6 +62,7 @@ impl LiveConfig {
             window: None,
             skip_bad_lines: false,
             graph: None,
+            vertices: None,
             batch: None,
             epoch_ms: None,
             max_behind: 16,
