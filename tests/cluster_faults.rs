@@ -135,6 +135,80 @@ fn trial(seed: u64) {
     assert_eq!(read(&files.path("o.txt")), read(&files.path("ref-o.txt")), "seed {}: --output differs", seed);
 }
 
+/// `--restart`: process 0 restarts itself after its peer was killed and waits for the cluster to
+/// form again; once process 1 is back, the producer continues from `ready E` and the files equal
+/// an uninterrupted run.
+#[test]
+fn restart_flag_rejoins_the_cluster_from_the_state_directory() {
+    let seed = 7100;
+    let files = Files::new();
+    let texts = epoch_texts(seed);
+    fs::write(files.path("u.txt"), texts.concat()).unwrap();
+    let out = bin()
+        .args(["run", "wcc", "--updates", &s(&files.path("u.txt")), "--batch", &BATCH.to_string()])
+        .args(["--changes", &s(&files.path("ref-c.txt")), "--output", &s(&files.path("ref-o.txt")), "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (a, b) = (free_port(), free_port());
+    let hostfile = files.write("hosts", &format!("127.0.0.1:{}\n127.0.0.1:{}\n", a, if b == a { a + 1 } else { b }));
+    let port = free_port();
+    let state = files.path("state");
+    let args: Vec<String> = vec![
+        "--listen".into(),
+        port.to_string(),
+        "--state-dir".into(),
+        s(&state),
+        "--changes".into(),
+        s(&files.path("c.txt")),
+        "--output".into(),
+        s(&files.path("o.txt")),
+        "-n".into(),
+        "2".into(),
+        "--hostfile".into(),
+        s(&hostfile),
+        "--restart".into(),
+        "3".into(),
+        "--restart-delay-ms".into(),
+        "50".into(),
+    ];
+    let mut p0 = start(&args, 0, &files.path("p0.err"));
+    let mut p1 = start(&args, 1, &files.path("p1.err"));
+    let (mut producer, _) = Producer::connect_retry(port);
+    let half = EPOCHS as u64 / 2;
+    send_epochs(&mut producer, &texts, 1, half);
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !matches!(ripples::live::read_mark(&state), Ok(Some((e, _))) if e >= half) {
+        assert!(std::time::Instant::now() < deadline, "epoch {} was never written", half);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    p1.kill().unwrap();
+    let _ = p1.wait();
+    // Process 0 logs its restart (an event in its stderr), then waits for process 1.
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !read(&files.path("p0.err")).contains("ripples: restart 1 of 3") {
+        assert!(std::time::Instant::now() < deadline, "no restart logged:\n{}", read(&files.path("p0.err")));
+        assert!(p0.try_wait().unwrap().is_none(), "process 0 exited:\n{}", read(&files.path("p0.err")));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let mut p1 = start(&args, 1, &files.path("p1-again.err"));
+    drop(producer);
+    let (mut producer, ready) = Producer::connect_retry(port);
+    assert_eq!(ready, half + 1, "every acknowledged epoch is durable");
+    send_epochs(&mut producer, &texts, ready, EPOCHS as u64);
+    producer.send("end\n").unwrap();
+    let _ = producer.line();
+    for (child, what) in [(&mut p0, "process 0"), (&mut p1, "process 1")] {
+        let status = wait_exit(child, PATIENCE, what);
+        assert!(status.success(), "{}: {}", what, read(&files.path("p0.err")));
+    }
+    let err = read(&files.path("p0.err"));
+    assert!(!err.contains("panicked"), "{}", err);
+    assert!(err.contains("ripples: error: process 1 ("), "{}", err);
+    assert_eq!(read(&files.path("c.txt")), read(&files.path("ref-c.txt")), "--changes differ");
+    assert_eq!(read(&files.path("o.txt")), read(&files.path("ref-o.txt")), "--output differs");
+}
+
 #[test]
 fn a_killed_peer_stops_the_cluster_with_one_line_and_a_restart_recovers() {
     for seed in 0..TRIALS {

@@ -128,6 +128,14 @@ pub struct JobArgs {
     /// resume from it after a restart.
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Live input with --state-dir: after a failure that a restart can cure (a peer process
+    /// disconnected, a worker failed, an I/O error), restart from the state directory, up to N
+    /// times, logging each restart. Bad input is never retried.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub restart: u32,
+    /// Wait this long before each --restart.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub restart_delay_ms: u64,
     /// Live input: snapshot the edge multiset every N epochs (with --state-dir).
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub snapshot_every: u64,
@@ -282,11 +290,36 @@ pub fn run_jobs(
             "--epoch-ms and --state-dir need live input (--updates -, --listen or --follow)".into(),
         ));
     }
-    let report = driver::run_many(job.options()?, algorithms)?;
+    if job.restart > 0 && job.state_dir.is_none() {
+        return Err(RunError::Input("--restart needs --state-dir (a restart resumes from it)".into()));
+    }
+    let algorithms: Vec<std::sync::Arc<dyn dataflow::Algorithm>> =
+        algorithms.into_iter().map(std::sync::Arc::from).collect();
+    let mut restarts = 0;
+    let report = loop {
+        let attempt = algorithms.iter().map(|a| Box::new(a.clone()) as Box<dyn dataflow::Algorithm>).collect();
+        match driver::run_many(job.options()?, attempt) {
+            Err(e) if restarts < job.restart && restartable(&e) => {
+                restarts += 1;
+                eprintln!("ripples: error: {}", e);
+                eprintln!(
+                    "ripples: restart {} of {} in {} ms, from the state directory",
+                    restarts, job.restart, job.restart_delay_ms
+                );
+                std::thread::sleep(std::time::Duration::from_millis(job.restart_delay_ms));
+            }
+            result => break result?,
+        }
+    };
     if let Some(report) = &report {
         eprintln!("{}", report.summary.human());
     }
     Ok(report)
+}
+
+/// Whether `--restart` retries after `e`: faults of the run, not of its input or flags.
+fn restartable(e: &RunError) -> bool {
+    matches!(e, RunError::Cluster { .. } | RunError::WorkerFailed(_) | RunError::Sink(_) | RunError::State(_))
 }
 
 /// Prints an error as the CLI does and returns the exit status: 0 for `Ok`, 2 for bad input or

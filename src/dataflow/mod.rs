@@ -214,6 +214,18 @@ pub enum AlgorithmError {
     Damping(f64),
 }
 
+impl Algorithm for std::sync::Arc<dyn Algorithm> {
+    fn name(&self) -> String {
+        (**self).name()
+    }
+    fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
+        (**self).build(input)
+    }
+    fn value_format(&self) -> ValueFormat {
+        (**self).value_format()
+    }
+}
+
 impl Algorithm for Box<dyn Algorithm> {
     fn name(&self) -> String {
         (**self).name()
