@@ -19,7 +19,7 @@ use ripples::types::Update;
 
 const EPOCHS: usize = 12;
 const BATCH: usize = 8;
-const TRIALS: u64 = 3;
+const TRIALS: u64 = 10;
 
 fn epoch_texts(seed: u64) -> Vec<String> {
     let stream = random_stream(seed, 30, 0, EPOCHS * BATCH, BATCH);

@@ -174,7 +174,7 @@ impl Sequencer {
                 },
                 Item::Bad(reason) => self.reject(conn, no, &reason),
                 Item::Commit => {
-                    self.close(Some(conn))?;
+                    self.close(Some((conn, no)))?;
                     self.after_close()
                 }
                 Item::End => Flow::End(Some(conn).filter(|&c| c != LOCAL)),
@@ -244,7 +244,10 @@ impl Sequencer {
     }
 
     /// Closes the open epoch: log (fsync), apply, hand to every worker, answer `ok`, snapshot.
-    pub(super) fn close(&mut self, committer: Option<ConnId>) -> Result<(), SequencerError> {
+    /// `committer`: the producer whose `commit` (its line number) closes it. If the epoch cannot
+    /// be made durable (a full disk, an I/O error), nothing of it is applied or acknowledged: the
+    /// committer is answered `error N: cannot make epoch E durable: ...` and the front end stops.
+    pub(super) fn close(&mut self, committer: Option<(ConnId, u64)>) -> Result<(), SequencerError> {
         let epoch = self.next_epoch;
         // A snapshot describes the multiset as of the previous epoch, and is only taken once the
         // dataflow has completed (and the driver has written the changes of) every epoch up to
@@ -265,7 +268,12 @@ impl Sequencer {
             None => EpochBatch { epoch, updates, ..Default::default() },
         };
         if let Some(state) = self.state.as_mut() {
-            state.append(&batch).map_err(|source| SequencerError::Log { epoch, source })?;
+            if let Err(source) = state.append(&batch) {
+                if let Some((conn, no)) = committer {
+                    self.reply(conn, format!("error {no}: cannot make epoch {epoch} durable: {source}\n"));
+                }
+                return Err(SequencerError::Log { epoch, source });
+            }
         }
         match &self.clock {
             Some(clock) => {
@@ -285,7 +293,7 @@ impl Sequencer {
             }
             self.workers_gone |= last.send(batch).is_err();
         }
-        if let Some(conn) = committer {
+        if let Some((conn, _)) = committer {
             self.reply(conn, format!("ok {epoch}\n"));
         }
         Ok(())
