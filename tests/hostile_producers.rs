@@ -1,0 +1,85 @@
+//! Hostile and broken TCP producers do not disturb the others: an overlong line, binary garbage,
+//! a producer that connects and never sends, one that sends half a line and vanishes, and
+//! hundreds of connections at once. A well-behaved producer streams its epochs meanwhile; every
+//! epoch is acknowledged once and the result equals a file run of its epochs alone.
+
+mod common;
+
+use std::fs;
+use std::io::Write;
+use std::net::TcpStream;
+use std::process::Stdio;
+
+use common::process::*;
+use common::random_stream;
+use ripples::types::Update;
+
+const EPOCHS: usize = 6;
+const BATCH: usize = 10;
+
+#[test]
+fn broken_producers_are_answered_and_the_others_unaffected() {
+    let files = Files::new();
+    let stream = random_stream(99, 30, 0, EPOCHS * BATCH, BATCH);
+    let updates: Vec<Update> = stream.epochs.into_iter().flatten().take(EPOCHS * BATCH).collect();
+    let texts: Vec<String> = updates
+        .chunks(BATCH)
+        .map(|c| c.iter().map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst)).collect())
+        .collect();
+    fs::write(files.path("u.txt"), texts.concat()).unwrap();
+    let out = bin()
+        .args(["run", "wcc", "--updates", &s(&files.path("u.txt")), "--batch", &BATCH.to_string()])
+        .args(["--changes", &s(&files.path("ref-c.txt")), "--output", &s(&files.path("ref-o.txt")), "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+
+    let port = free_port();
+    let mut server = bin()
+        .args(["run", "wcc", "-q", "--listen", &port.to_string()])
+        .args(["--changes", &s(&files.path("c.txt")), "--output", &s(&files.path("o.txt"))])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(files.path("server.err")).unwrap())
+        .spawn()
+        .unwrap();
+    let (mut good, ready) = Producer::connect_retry(port);
+    assert_eq!(ready, 1);
+
+    // Connects and never sends.
+    let (_idle, _) = Producer::connect_retry(port);
+    // Sends half a line and vanishes: nothing of it may be applied.
+    {
+        let (mut half, _) = Producer::connect_retry(port);
+        half.send("+ 1000 20").unwrap();
+    }
+    // An overlong line (2 MiB), then more of the same connection stays usable.
+    let (mut long, _) = Producer::connect_retry(port);
+    let mut huge = vec![b'7'; 2 << 20];
+    huge.push(b'\n');
+    long.stream.write_all(&huge).unwrap();
+    assert_eq!(long.line().unwrap(), "error 1: line too long (more than 1048576 bytes)");
+    // Binary garbage: every line is answered with its number.
+    let (mut garbage, _) = Producer::connect_retry(port);
+    garbage.stream.write_all(b"\x00\x01\x02\n+ x y\n\xff\xfe\xfd garbage\n- - -\n").unwrap();
+    for n in 1..=4 {
+        let reply = garbage.line().unwrap();
+        assert!(reply.starts_with(&format!("error {}: ", n)), "line {}: {:?}", n, reply);
+    }
+    // Hundreds of connections at once, each greeted.
+    let crowd: Vec<TcpStream> = (0..300).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+
+    for (i, text) in texts.iter().enumerate() {
+        good.send(&(text.clone() + "commit\n")).unwrap();
+        assert_eq!(good.line().unwrap(), format!("ok {}", i + 1));
+    }
+    drop(crowd);
+    good.send("end\n").unwrap();
+    let _ = good.line();
+    let status = wait_exit(&mut server, PATIENCE, "the server");
+    let stderr = read(&files.path("server.err"));
+    assert!(status.success(), "{}", stderr);
+    assert!(!stderr.contains("panicked"), "{}", stderr);
+    assert_eq!(read(&files.path("c.txt")), read(&files.path("ref-c.txt")), "--changes differ");
+    assert_eq!(read(&files.path("o.txt")), read(&files.path("ref-o.txt")), "--output differs");
+}
