@@ -83,3 +83,63 @@ fn broken_producers_are_answered_and_the_others_unaffected() {
     assert_eq!(read(&files.path("c.txt")), read(&files.path("ref-c.txt")), "--changes differ");
     assert_eq!(read(&files.path("o.txt")), read(&files.path("ref-o.txt")), "--output differs");
 }
+
+/// Reads one reply line from a raw connection (`None` at end of stream).
+fn reply(stream: &TcpStream) -> Option<String> {
+    use std::io::BufRead;
+    let mut line = String::new();
+    let n = std::io::BufReader::new(stream).read_line(&mut line).ok()?;
+    (n > 0).then(|| line.trim_end().to_string())
+}
+
+#[test]
+fn producers_authenticate_with_a_token() {
+    let files = Files::new();
+    let token = files.write("token", "s3cret-token\n");
+    // A non-loopback address needs a token.
+    let out = bin().args(["run", "wcc", "--listen", "0.0.0.0:7", "-q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a loopback address"), "{:?}", out);
+
+    let port = free_port();
+    let mut server = bin()
+        .args(["run", "wcc", "-q", "--listen", &port.to_string(), "--auth-token-file", &s(&token)])
+        .args(["--output", &s(&files.path("o.txt"))])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(files.path("server.err")).unwrap())
+        .spawn()
+        .unwrap();
+    let connect = || loop {
+        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
+            s.set_read_timeout(Some(PATIENCE)).unwrap();
+            return s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let mut none = connect();
+    none.write_all(b"+ 1 2\n").unwrap();
+    assert_eq!(reply(&none).as_deref(), Some("error 1: expected auth TOKEN as the first line"));
+    assert_eq!(reply(&none), None, "closed after a failed auth");
+    let mut wrong = connect();
+    wrong.write_all(b"auth s3cret-tokem\n").unwrap();
+    assert_eq!(reply(&wrong).as_deref(), Some("error 1: authentication failed"));
+
+    let mut right = connect();
+    right.write_all(b"auth s3cret-token\n").unwrap();
+    let mut reader = std::io::BufReader::new(right.try_clone().unwrap());
+    let mut next = || {
+        use std::io::BufRead;
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        line.trim_end().to_string()
+    };
+    assert_eq!(next(), "ready 1");
+    right.write_all(b"+ 1 2\nbad\n").unwrap();
+    assert!(next().starts_with("error 3: "), "line numbers count the auth line");
+    right.write_all(b"+ 2 3\ncommit\nend\n").unwrap();
+    assert_eq!(next(), "ok 1");
+    let status = wait_exit(&mut server, PATIENCE, "the server");
+    assert!(status.success(), "{}", read(&files.path("server.err")));
+    assert_eq!(read(&files.path("o.txt")), "2 2\n3 2\n", "only the authenticated producer's epoch");
+}

@@ -118,6 +118,10 @@ pub struct JobArgs {
     /// 127.0.0.1). See the README for the protocol.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
+    /// TCP producers must send `auth TOKEN` as their first line, TOKEN being this file's content
+    /// (surrounding whitespace trimmed). Required when --listen is not a loopback address.
+    #[arg(long, value_name = "FILE")]
+    pub auth_token_file: Option<PathBuf>,
     /// Live input: read update lines from a file as it grows (like tail -f).
     #[arg(long, value_name = "FILE", conflicts_with = "listen")]
     pub follow: Option<PathBuf>,
@@ -208,7 +212,26 @@ impl JobArgs {
         } else if self.lateness != 0 || self.late != LateArg::Drop {
             return Err(RunError::Input("--lateness and --late need --window SPAN or --tumbling SPAN".into()));
         }
+        match (&self.listen, &self.auth_token_file) {
+            (None, Some(_)) => return Err(RunError::Input("--auth-token-file needs --listen".into())),
+            (Some(addr), None) if !is_loopback(&listen_address(addr)) => return Err(RunError::Input(format!(
+                "--listen {addr} is not a loopback address: producers must authenticate, give --auth-token-file FILE"
+            ))),
+            _ => {}
+        }
         Ok(())
+    }
+
+    /// The token of `--auth-token-file`, read and trimmed.
+    fn auth_token(&self) -> Result<Option<String>, RunError> {
+        let Some(path) = &self.auth_token_file else { return Ok(None) };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| RunError::Other(format!("cannot read {}: {}", path.display(), e)))?;
+        let token = text.trim();
+        if token.is_empty() || token.contains(char::is_whitespace) {
+            return Err(RunError::Input(format!("{}: the token must be one word, not empty", path.display())));
+        }
+        Ok(Some(token.to_string()))
     }
     /// Whether these flags ask for live input (`--updates -`, `--listen` or `--follow`).
     pub fn is_live(&self) -> bool {
@@ -221,8 +244,7 @@ impl JobArgs {
         if self.is_live() {
             use crate::live::{LiveConfig, LiveInput};
             let input = if let Some(addr) = &self.listen {
-                let addr = if addr.contains(':') { addr.clone() } else { format!("127.0.0.1:{}", addr) };
-                LiveInput::Listen(addr)
+                LiveInput::Listen(listen_address(addr))
             } else if let Some(f) = &self.follow {
                 LiveInput::Follow(f.clone())
             } else {
@@ -240,6 +262,7 @@ impl JobArgs {
             cfg.window = self.window();
             cfg.insert_only = self.insert_only;
             cfg.skip_bad_lines = self.skip_bad_lines;
+            cfg.auth_token = self.auth_token()?;
             return Ok(RunOptions {
                 layout,
                 source: Source::Live(cfg),
@@ -315,6 +338,21 @@ pub fn run_jobs(
         eprintln!("{}", report.summary.human());
     }
     Ok(report)
+}
+
+/// `--listen`'s address: a bare port binds 127.0.0.1.
+fn listen_address(addr: &str) -> String {
+    if addr.contains(':') {
+        addr.to_string()
+    } else {
+        format!("127.0.0.1:{}", addr)
+    }
+}
+
+/// Whether a `host:port` names a loopback host (`127.0.0.0/8`, `::1`, `localhost`).
+fn is_loopback(addr: &str) -> bool {
+    let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h).trim_start_matches('[').trim_end_matches(']');
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Whether `--restart` retries after `e`: faults of the run, not of its input or flags.

@@ -51,6 +51,8 @@ pub struct LiveConfig {
     pub window: Option<WindowSpec>,
     /// Stdin and followed files: warn about a rejected line and skip it, instead of stopping.
     pub skip_bad_lines: bool,
+    /// TCP producers must open with `auth TOKEN` (required on a non-loopback address).
+    pub auth_token: Option<String>,
 }
 
 impl LiveConfig {
@@ -61,6 +63,7 @@ impl LiveConfig {
             insert_only: false,
             window: None,
             skip_bad_lines: false,
+            auth_token: None,
             graph: None,
             vertices: None,
             batch: None,

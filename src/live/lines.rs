@@ -64,6 +64,11 @@ pub(super) struct LineSplitter {
 }
 
 impl LineSplitter {
+    /// A splitter whose first line is number `skipped + 1` (lines read before it by others).
+    pub(super) fn starting_after(skipped: u64) -> Self {
+        LineSplitter { line_no: skipped, ..LineSplitter::default() }
+    }
+
     pub(super) fn feed(&mut self, mut data: &[u8], out: &mut Vec<Line>) {
         while let Some(pos) = data.iter().position(|&b| b == b'\n') {
             let head = &data[..pos];

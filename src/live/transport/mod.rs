@@ -82,7 +82,7 @@ pub(super) fn open(
             Opened { source_name: "stdin".to_string(), local_addr: None }
         }
         LiveInput::Listen(address) => {
-            let local_addr = tcp::listen(address, events, shutdown.clone())?;
+            let local_addr = tcp::listen(address, config.auth_token.clone(), events, shutdown.clone())?;
             Opened { source_name: address.clone(), local_addr: Some(local_addr) }
         }
         LiveInput::Follow(path) => {
@@ -101,9 +101,19 @@ pub(super) fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> Result<
 }
 
 /// Reads `input` to its end, sending its lines. `Ok(false)` when the sequencer is gone.
-pub(super) fn pump(mut input: impl Read, conn: ConnId, events: &SyncSender<Event>) -> io::Result<bool> {
+pub(super) fn pump(input: impl Read, conn: ConnId, events: &SyncSender<Event>) -> io::Result<bool> {
+    pump_from(input, conn, events, 0)
+}
+
+/// Like [`pump`], with `skipped` lines already read from the input (their numbers are taken).
+pub(super) fn pump_from(
+    mut input: impl Read,
+    conn: ConnId,
+    events: &SyncSender<Event>,
+    skipped: u64,
+) -> io::Result<bool> {
     let mut buf = vec![0u8; READ_CHUNK];
-    let mut splitter = LineSplitter::default();
+    let mut splitter = LineSplitter::starting_after(skipped);
     loop {
         let n = match input.read(&mut buf) {
             Ok(0) => break,

@@ -41,7 +41,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use super::{pump, spawn, ConnId, Event};
+use super::{pump_from, spawn, ConnId, Event};
 use crate::live::error::StartError;
 
 /// Replies waiting to be written to one connection before it is dropped as unresponsive.
@@ -87,6 +87,7 @@ impl Connection {
 /// Binds `address` and starts the accepting thread; the address actually bound.
 pub(super) fn listen(
     address: &str,
+    token: Option<String>,
     events: SyncSender<Event>,
     shutdown: Arc<AtomicBool>,
 ) -> Result<SocketAddr, StartError> {
@@ -94,12 +95,13 @@ pub(super) fn listen(
         TcpListener::bind(address).map_err(|source| StartError::Listen { address: address.to_string(), source })?;
     let local_addr = listener.local_addr().map_err(StartError::Listener)?;
     listener.set_nonblocking(true).map_err(StartError::Listener)?;
-    spawn("ripples-live-accept", move || accept(listener, events, shutdown))?;
+    let token = token.map(Arc::new);
+    spawn("ripples-live-accept", move || accept(listener, token, events, shutdown))?;
     Ok(local_addr)
 }
 
 /// The accepting thread's body: one [`serve`] thread per connection.
-fn accept(listener: TcpListener, events: SyncSender<Event>, shutdown: Arc<AtomicBool>) {
+fn accept(listener: TcpListener, token: Option<Arc<String>>, events: SyncSender<Event>, shutdown: Arc<AtomicBool>) {
     let mut next_conn: ConnId = 1;
     while !shutdown.load(Ordering::SeqCst) {
         match listener.accept() {
@@ -107,9 +109,10 @@ fn accept(listener: TcpListener, events: SyncSender<Event>, shutdown: Arc<Atomic
                 let conn = next_conn;
                 next_conn += 1;
                 let events = events.clone();
+                let token = token.clone();
                 let started = thread::Builder::new()
                     .name(format!("ripples-live-conn-{conn}"))
-                    .spawn(move || serve(conn, stream, events));
+                    .spawn(move || serve(conn, stream, token.as_deref().map(String::as_str), events));
                 if let Err(e) = started {
                     eprintln!("ripples: warning: cannot serve a producer: {e}");
                 }
@@ -126,12 +129,25 @@ fn accept(listener: TcpListener, events: SyncSender<Event>, shutdown: Arc<Atomic
 
 /// One TCP connection: this thread reads and parses lines; a second one writes the replies the
 /// sequencer queues, and closes the socket once the sequencer lets go of the connection.
-fn serve(conn: ConnId, stream: TcpStream, events: SyncSender<Event>) {
+fn serve(conn: ConnId, mut stream: TcpStream, token: Option<&str>, events: SyncSender<Event>) {
     let setup = (|| -> io::Result<(TcpStream, TcpStream)> {
         stream.set_nonblocking(false)?;
         stream.set_nodelay(true)?;
         Ok((stream.try_clone()?, stream.try_clone()?))
     })();
+    // With a token, the first line must be `auth TOKEN` (within AUTH_WAIT); the connection is
+    // not registered (no `ready`) before it is.
+    let skipped = match token {
+        None => 0,
+        Some(token) => match authenticate(&mut stream, token) {
+            Ok(()) => 1,
+            Err(reason) => {
+                let _ = stream.write_all(format!("error 1: {reason}\n").as_bytes());
+                let _ = stream.shutdown(Shutdown::Both);
+                return;
+            }
+        },
+    };
     let (mut writer, socket) = match setup {
         Ok(clones) => clones,
         Err(e) => {
@@ -167,6 +183,39 @@ fn serve(conn: ConnId, stream: TcpStream, events: SyncSender<Event>) {
         let _ = stream.shutdown(Shutdown::Both);
         return;
     }
-    let _ = pump(&stream, conn, &events);
+    let _ = pump_from(&stream, conn, &events, skipped);
     let _ = events.send(Event::Disconnect { conn });
+}
+
+/// How long a producer has to send its `auth` line.
+const AUTH_WAIT: Duration = Duration::from_secs(10);
+/// The longest `auth` line read.
+const AUTH_LINE: usize = 4096;
+
+/// Reads the first line (byte by byte, so nothing after it is consumed) and checks that it is
+/// `auth TOKEN`, comparing in constant time.
+fn authenticate(stream: &mut TcpStream, token: &str) -> Result<(), String> {
+    use std::io::Read;
+    stream.set_read_timeout(Some(AUTH_WAIT)).map_err(|e| e.to_string())?;
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        match stream.read(&mut byte) {
+            Ok(0) => return Err("connection closed before auth".into()),
+            Ok(_) if byte[0] == b'\n' => break,
+            Ok(_) if line.len() >= AUTH_LINE => return Err("auth line too long".into()),
+            Ok(_) => line.push(byte[0]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(format!("no auth line within {} s", AUTH_WAIT.as_secs())),
+        }
+    }
+    stream.set_read_timeout(None).map_err(|e| e.to_string())?;
+    let line = line.strip_suffix(b"\r").unwrap_or(&line);
+    let given = line.strip_prefix(b"auth ").ok_or_else(|| "expected auth TOKEN as the first line".to_string())?;
+    let want = token.as_bytes();
+    let differ = given.len() != want.len() || given.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) != 0;
+    if differ {
+        return Err("authentication failed".into());
+    }
+    Ok(())
 }
