@@ -100,6 +100,67 @@ struct Sim {
     late_per_epoch: Vec<u64>,
     /// Largest accepted event time.
     max: Option<u64>,
+    /// `--late apply`: for each accepted update, the time from which it is present (0 for one
+    /// on time; the frontier it was applied at for a late one). Empty otherwise.
+    from: Vec<u64>,
+    /// `--late apply`: indices (into the update list) of the late updates that were applied.
+    applied: Vec<usize>,
+}
+
+impl Mode {
+    /// An update's window: it enters at the first time and leaves at the second.
+    fn lifetime(self, at: u64) -> (u64, u64) {
+        match self {
+            Mode::Sliding(span) => (at, at + span),
+            Mode::Tumbling(span) => (at / span * span, (at / span + 1) * span),
+        }
+    }
+}
+
+/// The watermark rules with `--late apply`, written separately: a late update enters at the
+/// frontier of the watermark after the previous epoch and keeps its own expiry; one whose window
+/// has ended by then is dropped. Both count as late.
+fn simulate_apply(updates: &[Timed], sizes: &[usize], lateness: u64, mode: Mode) -> Sim {
+    let mut sim = Sim::default();
+    let mut w = 0u64;
+    let mut start = 0;
+    for &size in sizes {
+        let end = (start + size).min(updates.len());
+        let mut late = 0;
+        for (i, u) in updates.iter().enumerate().take(end).skip(start) {
+            if u.time < w {
+                late += 1;
+                sim.late.push(i);
+                let f = mode.frontier(w);
+                let (enter, leave) = mode.lifetime(u.time);
+                if leave > enter.max(f) {
+                    sim.accepted.push(*u);
+                    sim.from.push(f);
+                    sim.applied.push(i);
+                }
+            } else {
+                sim.accepted.push(*u);
+                sim.from.push(0);
+                sim.max = Some(sim.max.map_or(u.time, |m| m.max(u.time)));
+            }
+        }
+        w = sim.max.map_or(0, |m| m.saturating_sub(lateness));
+        sim.watermarks.push(w);
+        sim.late_per_epoch.push(late);
+        start = end;
+    }
+    assert_eq!(start, updates.len(), "epoch sizes do not cover the stream");
+    sim
+}
+
+/// The oracle's result at time `t` for a simulated stream (with `--late apply`'s late entries).
+fn oracle_at_sim(mode: Mode, base: &[(Node, Node)], sim: &Sim, t: u64) -> BTreeMap<Node, Node> {
+    if sim.from.is_empty() {
+        return oracle_at(mode, base, &sim.accepted, t);
+    }
+    let present: Vec<Timed> =
+        sim.accepted.iter().zip(&sim.from).filter(|(_, &from)| t >= from).map(|(u, _)| *u).collect();
+    oracle_at(mode, base, &present, t)
 }
 
 /// Runs the watermark rules over `updates` cut into epochs of `sizes[i]` updates each (the last
@@ -265,7 +326,7 @@ fn check_log(changes: &str, mode: Mode, base: &[(Node, Node)], sim: &Sim, what: 
                 assert!(state.insert(k, v).is_none(), "{}: time {}: vertex {} has two values", what, t, k);
             }
         }
-        let want = oracle_at(mode, base, &sim.accepted, t);
+        let want = oracle_at_sim(mode, base, sim, t);
         if state != want {
             let only_got: Vec<_> = state.iter().filter(|(k, v)| want.get(k) != Some(v)).collect();
             let only_want: Vec<_> = want.iter().filter(|(k, v)| state.get(k) != Some(v)).collect();
@@ -1245,4 +1306,69 @@ fn windowed_fast_path_and_general_path_write_identical_files() {
             assert_eq!(r.3, runs[0].3, "{:?}: --output of {} -w {} differs from wcc -w 1", case, r.0, r.1);
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Late data kept: --late apply and --late-output
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn late_apply_matches_the_oracle_at_every_time() {
+    let files = Files::new();
+    let (mut applied, mut expired) = (0, 0);
+    for case in CASES {
+        let what = format!("{:?} --late apply", case);
+        let updates = timed_stream(case.seed, case.updates, case.jitter);
+        let path = files.write(&format!("u{}.txt", case.seed), &updates_text(&updates));
+        let sim = simulate_apply(&updates, &batch_sizes(updates.len(), case.batch), case.lateness, case.mode);
+        let late_output = files.path(&format!("late{}.txt", case.seed));
+        let mut args = case.args("apply");
+        args.extend(["--late-output".into(), s(&late_output)]);
+        let run = run_window(&files, &format!("a{}", case.seed), &path, None, &args, &what);
+        let last = check_log(&run.changes, case.mode, &[], &sim, &what);
+        assert_eq!(run.output, state_text(&last), "{}: --output is not the result at F_final - 1", what);
+        check_stats(&run.stats, &sim, &what);
+        // One --late-output line per late update, naming its line and what happened.
+        let lines: Vec<String> = read(&late_output).lines().map(str::to_string).collect();
+        assert_eq!(lines.len(), sim.late.len(), "{}: --late-output lines", what);
+        for (line, &i) in lines.iter().zip(&sim.late) {
+            // `updates_text` writes one comment line, then one line per update.
+            let prefix = format!(
+                "{}:{}: late update: event time {} is older than the watermark",
+                path.display(),
+                i + 2,
+                updates[i].time
+            );
+            assert!(line.starts_with(&prefix), "{}: {:?} should start with {:?}", what, line, prefix);
+            let was_applied = sim.applied.contains(&i);
+            assert_eq!(line.contains("; applied at time "), was_applied, "{}: {:?}", what, line);
+            assert_eq!(line.contains("; dropped: its window ended at "), !was_applied, "{}: {:?}", what, line);
+        }
+        applied += sim.applied.len();
+        expired += sim.late.len() - sim.applied.len();
+        // Live input (stdin, the same epochs by --batch) writes the same files.
+        if let Some(batch) = case.batch {
+            let changes = files.path(&format!("a{}-stdin.txt", case.seed));
+            let stdin_late = files.path(&format!("late{}-stdin.txt", case.seed));
+            let mut child = bin()
+                .args(["run", "wcc", "-q", "--updates", "-", "--changes", &s(&changes)])
+                .args(["--late-output", &s(&stdin_late)])
+                .args(case.mode.args())
+                .args(["--lateness", &case.lateness.to_string(), "--late", "apply", "--batch", &batch.to_string()])
+                .stdin(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(read(&path).as_bytes()).unwrap();
+            }
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}: stdin run: {}", what, String::from_utf8_lossy(&out.stderr));
+            assert_eq!(read(&changes), run.changes, "{}: live input and file differ", what);
+            let from_file = read(&late_output).replace(&s(&path), "stdin");
+            assert_eq!(read(&stdin_late), from_file, "{}: --late-output of live input and file differ", what);
+        }
+    }
+    assert!(applied >= 10 && expired >= 5, "coverage: {} applied, {} expired late updates", applied, expired);
 }

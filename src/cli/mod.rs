@@ -172,6 +172,10 @@ pub struct JobArgs {
     /// an error.
     #[arg(long, value_enum, default_value_t = LateArg::Drop)]
     pub late: LateArg,
+    /// Windowed runs: write every late update here, one line each: where it came from
+    /// (`file:line`, or the producer and its line), why it is late, and what happened to it.
+    #[arg(long, value_name = "FILE")]
+    pub late_output: Option<PathBuf>,
     #[command(flatten)]
     pub layout: LayoutArgs,
 }
@@ -181,6 +185,7 @@ pub struct JobArgs {
 pub enum LateArg {
     Drop,
     Error,
+    Apply,
 }
 
 impl JobArgs {
@@ -194,6 +199,7 @@ impl JobArgs {
         let late = match self.late {
             LateArg::Drop => LatePolicy::Drop,
             LateArg::Error => LatePolicy::Error,
+            LateArg::Apply => LatePolicy::Apply,
         };
         Some(WindowSpec { kind, span, lateness: self.lateness, late })
     }
@@ -209,14 +215,18 @@ impl JobArgs {
                     spec.flag()
                 )));
             }
-        } else if self.lateness != 0 || self.late != LateArg::Drop {
-            return Err(RunError::Input("--lateness and --late need --window SPAN or --tumbling SPAN".into()));
+        } else if self.lateness != 0 || self.late != LateArg::Drop || self.late_output.is_some() {
+            return Err(RunError::Input(
+                "--lateness, --late and --late-output need --window SPAN or --tumbling SPAN".into(),
+            ));
         }
         match (&self.listen, &self.auth_token_file) {
             (None, Some(_)) => return Err(RunError::Input("--auth-token-file needs --listen".into())),
-            (Some(addr), None) if !is_loopback(&listen_address(addr)) => return Err(RunError::Input(format!(
+            (Some(addr), None) if !is_loopback(&listen_address(addr)) => {
+                return Err(RunError::Input(format!(
                 "--listen {addr} is not a loopback address: producers must authenticate, give --auth-token-file FILE"
-            ))),
+            )))
+            }
             _ => {}
         }
         Ok(())
@@ -263,6 +273,7 @@ impl JobArgs {
             cfg.insert_only = self.insert_only;
             cfg.skip_bad_lines = self.skip_bad_lines;
             cfg.auth_token = self.auth_token()?;
+            cfg.late_output = self.late_output.clone();
             return Ok(RunOptions {
                 layout,
                 source: Source::Live(cfg),
@@ -291,6 +302,7 @@ impl JobArgs {
             progress: !self.quiet,
             collect: false,
             window: self.window(),
+            late_output: self.late_output.clone(),
             ..RunOptions::default()
         })
     }

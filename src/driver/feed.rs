@@ -96,9 +96,11 @@ struct Expiries {
 }
 
 impl Expiries {
-    /// Feeds one accepted insertion with event time `time`.
+    /// Feeds one accepted insertion with event time `time`. A late one (`--late apply`) enters
+    /// at the input's current time instead, keeping its expiry; one that has expired already is
+    /// not fed at all.
     fn insert(&mut self, edges_in: &mut InputSession<Time, Edge, Diff>, spec: &WindowSpec, edge: Edge, time: Time) {
-        let (enter, leave) = spec.lifetime(time);
+        let Some((enter, leave)) = spec.lifetime_from(time, *edges_in.epoch()) else { return };
         edges_in.update_at(edge, enter, 1);
         if let Some(leave) = leave {
             self.due.push(Reverse((leave, edge)));

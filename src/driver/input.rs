@@ -183,8 +183,11 @@ pub struct WindowFacts {
     pub watermarks: Vec<Time>,
     /// ... the output frontier (results of earlier times are final) ...
     pub frontiers: Vec<Time>,
-    /// ... and the late updates dropped in it.
+    /// ... and the late updates in it (dropped, or applied with `--late apply`).
     pub late: Vec<u64>,
+    /// Every late update: `file:line`, why it is late, and what happened to it
+    /// (`--late-output`).
+    pub late_lines: Vec<(String, String, String)>,
     /// The frontier once the stream has ended.
     pub final_frontier: Time,
 }
@@ -424,24 +427,25 @@ pub fn load(
         let mut kept = Vec::with_capacity(updates.len());
         let mut kept_times = Vec::with_capacity(times.len());
         let mut bounds = vec![0];
+        let mut late_lines = Vec::new();
         for range in epoch_ranges(updates.len(), first_batch, batch) {
             let (chunk, chunk_times) = (&updates[range.clone()], &times[range]);
             let mut late = 0;
             let first_new = kept_times.len();
             for (&(line, u), &t) in chunk.iter().zip(chunk_times) {
                 if clock.is_late(t) {
-                    match spec.late {
-                        LatePolicy::Drop => {
-                            late += 1;
-                            continue;
-                        }
-                        LatePolicy::Error => {
-                            return Err(InputFailure {
-                                exit_code: 2,
-                                order: (2, line),
-                                message: format!("{}:{}: {}", update_label, line, clock.late_reason(t)),
-                            })
-                        }
+                    let action = spec.late_action(t, clock.frontier());
+                    if spec.late == LatePolicy::Error {
+                        return Err(InputFailure {
+                            exit_code: 2,
+                            order: (2, line),
+                            message: format!("{}:{}: {}", update_label, line, clock.late_reason(t)),
+                        });
+                    }
+                    late += 1;
+                    late_lines.push((format!("{}:{}", update_label, line), clock.late_reason(t), action));
+                    if !action.is_applied() {
+                        continue;
                     }
                 }
                 kept.push((line, u));
@@ -454,6 +458,8 @@ pub fn load(
             facts.late.push(late);
         }
         facts.final_frontier = clock.final_frontier();
+        facts.late_lines =
+            late_lines.into_iter().map(|(origin, reason, action)| (origin, reason, action.describe())).collect();
         updates = kept;
         share.times = Arc::new(kept_times);
         share.bounds = bounds;

@@ -74,6 +74,9 @@ pub struct RunOptions {
     /// Event-time windows (`--window`, `--tumbling`): the dataflow time is the event time, and
     /// results are written once the watermark has passed them (see [`crate::sources::window`]).
     pub window: Option<WindowSpec>,
+    /// Windowed file runs: every late update and what happened to it (`--late-output`; live
+    /// input writes it from the front end, see [`crate::live::LiveConfig::late_output`]).
+    pub late_output: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -91,6 +94,7 @@ impl Default for RunOptions {
             trusted_input: false,
             time_limit: None,
             window: None,
+            late_output: None,
         }
     }
 }

@@ -32,6 +32,7 @@ use super::resume::Resume;
 use super::writer::{RunFacts, SinkBuffer, Writer};
 use super::{allgather, metrics, LiveShared, RunError, RunOptions, RunReport};
 use crate::dataflow::{Algorithm, GraphInput};
+use crate::sources::window::{LatePolicy, WindowSpec};
 use crate::types::{Diff, Node, Time};
 
 /// Runs one worker (see the module docs). Returns the report on the writing worker.
@@ -44,6 +45,7 @@ pub(crate) fn run_worker(
     let started = Instant::now();
     let (mut share, facts) = load(worker, options)?;
     let load_seconds = started.elapsed().as_secs_f64();
+    write_late_output(worker, options, &facts)?;
     let shape = StreamShape::of(options, live, &facts);
     let vertices = std::mem::take(&mut share.vertices);
     let mut source = epoch_source(worker, options, live, share, facts.clone(), shape.insert_only)?;
@@ -93,6 +95,20 @@ fn load(worker: &mut Worker, options: &RunOptions) -> Result<(WorkerShare, Input
     }
 }
 
+/// Windowed file runs with `--late-output`: the writing worker records every late update (the
+/// loader decided them all).
+fn write_late_output(worker: &Worker, options: &RunOptions, facts: &InputFacts) -> Result<(), RunError> {
+    let (Some(path), Some(window), 0) = (&options.late_output, &facts.window, worker.index()) else { return Ok(()) };
+    if matches!(options.source, Source::Live(_)) {
+        return Ok(());
+    }
+    let mut out = crate::sources::window::LateOutput::create(path)?;
+    for (origin, reason, action) in &window.late_lines {
+        out.record_described(origin, reason, action)?;
+    }
+    Ok(out.flush()?)
+}
+
 /// Step 2: what the stream promises the algorithms.
 struct StreamShape {
     /// The stream never deletes (WCC's insert-only fast path applies).
@@ -117,7 +133,9 @@ impl StreamShape {
             (Source::Live(_), _) => true,
             _ => facts.initial_edges > 0,
         };
-        StreamShape { insert_only, edge_lifetime: window.filter(|_| !static_edges).map(|spec| spec.span) }
+        // A late update applied at the watermark lives shorter than a span: no lifetime promise.
+        let exact = |spec: &WindowSpec| !static_edges && spec.late != LatePolicy::Apply;
+        StreamShape { insert_only, edge_lifetime: window.filter(exact).map(|spec| spec.span) }
     }
 }
 

@@ -51,6 +51,8 @@ pub struct LiveConfig {
     pub window: Option<WindowSpec>,
     /// Stdin and followed files: warn about a rejected line and skip it, instead of stopping.
     pub skip_bad_lines: bool,
+    /// Windowed streams: write every late line and what happened to it here.
+    pub late_output: Option<PathBuf>,
     /// TCP producers must open with `auth TOKEN` (required on a non-loopback address).
     pub auth_token: Option<String>,
 }
@@ -64,6 +66,7 @@ impl LiveConfig {
             window: None,
             skip_bad_lines: false,
             auth_token: None,
+            late_output: None,
             graph: None,
             vertices: None,
             batch: None,

@@ -24,6 +24,9 @@ use crate::types::Time;
 pub enum StartError {
     #[error("the live front end needs at least one worker")]
     NoWorkers,
+    /// `--late-output` cannot be created (the message names the file).
+    #[error("{0}")]
+    LateOutput(std::io::Error),
     #[error("--batch must be at least 1")]
     ZeroBatch,
     #[error("--epoch-ms must be at least 1")]
@@ -101,6 +104,9 @@ pub enum TransportError {
 pub enum SequencerError {
     #[error(transparent)]
     Transport(#[from] TransportError),
+    /// Writing `--late-output` failed (the message names the file).
+    #[error("{0}")]
+    LateOutput(std::io::Error),
     #[error("cannot log epoch {epoch}: {source}")]
     Log {
         epoch: Time,

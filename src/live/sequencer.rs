@@ -37,7 +37,7 @@ use super::state::StateDir;
 use super::transport::tcp::Connection;
 use super::transport::{ConnId, Event, LOCAL};
 use super::{EpochBatch, Progress};
-use crate::sources::window::{check_update, EventClock, LatePolicy};
+use crate::sources::window::{check_update, EventClock, LateAction, LateOutput, LatePolicy};
 use crate::types::{Time, Update};
 
 /// Counts over the live part of a run (the initial graph and replayed epochs not included).
@@ -76,6 +76,10 @@ pub(super) struct Sequencer {
     pub(super) pending: Vec<(ConnId, Update, Time)>,
     /// Late updates dropped from the open epoch.
     pub(super) pending_late: u64,
+    /// Late updates of the open epoch applied at the watermark (`--late apply`).
+    pub(super) pending_applied_late: u64,
+    /// `--late-output`: every late line and what happened to it.
+    pub(super) late_output: Option<LateOutput>,
     /// Windowed streams: the watermark as of the last closed epoch.
     pub(super) clock: Option<EventClock>,
     /// Windowed streams: copies of timed edges that may still be present at the frontier, by
@@ -163,7 +167,7 @@ impl Sequencer {
         let mut lines = lines.into_iter();
         while let Some(Line { no, item }) = lines.next() {
             let flow = match item {
-                Item::Update(update, time) => match self.offer(conn, update, time) {
+                Item::Update(update, time) => match self.offer(conn, no, update, time) {
                     // Dropped late lines count too: an epoch is N consecutive update lines.
                     Ok(()) if self.batch.is_some_and(|n| self.pending.len() as u64 + self.pending_late >= n as u64) => {
                         self.close(None)?;
@@ -187,19 +191,33 @@ impl Sequencer {
         Ok(Flow::Continue)
     }
 
+    /// Records a late line in `--late-output` (a write failure is reported once, at the epoch's
+    /// close, by the flush).
+    fn record_late(&mut self, conn: ConnId, no: u64, reason: &str, action: LateAction) {
+        let origin =
+            if conn == LOCAL { format!("{}:{no}", self.source_name) } else { format!("producer {conn} line {no}") };
+        if let Some(out) = self.late_output.as_mut() {
+            let _ = out.record(&origin, reason, action);
+        }
+    }
+
     /// Validates an update of `conn` and adds it to the open epoch (a late one of a windowed
     /// stream is dropped and counted, or rejected).
-    fn offer(&mut self, conn: ConnId, update: Update, time: Option<Time>) -> Result<(), String> {
+    fn offer(&mut self, conn: ConnId, no: u64, update: Update, time: Option<Time>) -> Result<(), String> {
         let time = check_update(self.clock.as_ref().map(EventClock::spec), &update, time)?;
         if let (Some(clock), Some(t)) = (&self.clock, time) {
             if clock.is_late(t) {
-                return match clock.spec().late {
-                    LatePolicy::Drop => {
-                        self.pending_late += 1;
-                        Ok(())
-                    }
-                    LatePolicy::Error => Err(clock.late_reason(t)),
-                };
+                let action = clock.spec().late_action(t, clock.frontier());
+                if clock.spec().late == LatePolicy::Error {
+                    return Err(clock.late_reason(t));
+                }
+                let reason = clock.late_reason(t);
+                self.record_late(conn, no, &reason, action);
+                if !action.is_applied() {
+                    self.pending_late += 1;
+                    return Ok(());
+                }
+                self.pending_applied_late += 1;
             }
         }
         if self.insert_only && update.diff < 0 {
@@ -260,6 +278,10 @@ impl Sequencer {
         self.claims.clear();
         let late = std::mem::take(&mut self.pending_late);
         self.summary.late_dropped += late;
+        let late = late + std::mem::take(&mut self.pending_applied_late);
+        if let Some(out) = self.late_output.as_mut() {
+            out.flush().map_err(SequencerError::LateOutput)?;
+        }
         let batch = match &mut self.clock {
             Some(clock) => {
                 clock.close_epoch(times.iter().copied());

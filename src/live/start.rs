@@ -28,7 +28,7 @@ use super::state::{read_mark, Recovered, StateDir};
 use super::transport::{self, Event, EVENT_QUEUE};
 use super::{EpochBatch, Progress};
 use crate::sources::parse::read_edges;
-use crate::sources::window::EventClock;
+use crate::sources::window::{EventClock, LateOutput};
 use crate::types::{Time, Update};
 
 /// What [`start`] hands to the driver.
@@ -80,6 +80,13 @@ pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
         next_epoch,
         pending: Vec::new(),
         pending_late: 0,
+        pending_applied_late: 0,
+        late_output: config
+            .late_output
+            .as_deref()
+            .map(LateOutput::create)
+            .transpose()
+            .map_err(StartError::LateOutput)?,
         clock,
         alive,
         claims: Default::default(),

@@ -23,9 +23,12 @@
 //! The watermark moves once per epoch (an epoch is a batch of arriving lines: `--batch`,
 //! `commit`, `--epoch-ms`): after epoch `e`, `W_e = M_e - L` (saturating at 0), `M_e` being the
 //! largest event time accepted so far (`W = 0` before any). An update arriving in epoch `e` with
-//! `T < W_{e-1}` is **late**: dropped and counted (`--late drop`, the default) or an error
+//! `T < W_{e-1}` is **late**: dropped and counted (`--late drop`, the default), an error
 //! (`--late error`: a file run stops before anything is applied; a TCP producer is answered
-//! `error N: late update ...`). Epoch-granular watermarks keep the decision a function of the
+//! `error N: late update ...`), or applied at the input frontier (`--late apply`: it enters at
+//! `F = frontier(W_{e-1})` instead of its own time and keeps its original expiry, or is dropped
+//! if that has passed; results before `F` are written and stay final, the correction appears as
+//! ordinary changes from `F` on). `--late-output FILE` records every late line and its fate. Epoch-granular watermarks keep the decision a function of the
 //! epochs alone, so a restart that replays the logged epochs reproduces it exactly.
 //!
 //! # When results are written
@@ -57,6 +60,77 @@ pub enum LatePolicy {
     Drop,
     /// Reject it: a file run fails, a TCP producer gets `error N: ...`.
     Error,
+    /// Apply it at the current input frontier (the watermark's): it enters there and keeps its
+    /// original expiry if that is still ahead; otherwise it is dropped and counted. Written
+    /// results stay final; the correction appears as ordinary changes at later times.
+    Apply,
+}
+
+/// What happens to one late update (see [`WindowSpec::late_action`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LateAction {
+    /// Dropped and counted (`--late drop`).
+    Dropped,
+    /// Rejected (`--late error`).
+    Rejected,
+    /// Applied (`--late apply`): it enters at `enter`, the input frontier.
+    Applied { enter: Time },
+    /// `--late apply`, but its window had already ended at `leave`: dropped and counted.
+    Expired { leave: Time },
+}
+
+impl LateAction {
+    /// Whether the update is fed to the dataflow.
+    pub fn is_applied(&self) -> bool {
+        matches!(self, LateAction::Applied { .. })
+    }
+
+    /// How `--late-output` names what happened.
+    pub fn describe(&self) -> String {
+        match self {
+            LateAction::Dropped => "dropped".into(),
+            LateAction::Rejected => "rejected".into(),
+            LateAction::Applied { enter } => format!("applied at time {enter}"),
+            LateAction::Expired { leave } => format!("dropped: its window ended at {leave}"),
+        }
+    }
+}
+
+/// `--late-output FILE`: one line per late update, naming where it came from, why it is late and
+/// what happened to it (`u.txt:6: late update: event time 5 is older than ...; dropped`).
+pub struct LateOutput {
+    path: std::path::PathBuf,
+    out: std::io::BufWriter<std::fs::File>,
+}
+
+impl LateOutput {
+    pub fn create(path: &std::path::Path) -> std::io::Result<Self> {
+        let file = std::fs::File::create(path)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write {}: {}", path.display(), e)))?;
+        Ok(LateOutput { path: path.to_path_buf(), out: std::io::BufWriter::new(file) })
+    }
+
+    /// Records one late update: `origin` (`file:line`, or the producer and its line), the reason
+    /// and the action taken.
+    pub fn record(&mut self, origin: &str, reason: &str, action: LateAction) -> std::io::Result<()> {
+        self.record_described(origin, reason, &action.describe())
+    }
+
+    /// Like [`LateOutput::record`], with the action already described.
+    pub fn record_described(&mut self, origin: &str, reason: &str, action: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        writeln!(self.out, "{origin}: {reason}; {action}").map_err(|e| self.context(e))
+    }
+
+    /// Flushes what was recorded (after every epoch).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        use std::io::Write;
+        self.out.flush().map_err(|e| self.context(e))
+    }
+
+    fn context(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(e.kind(), format!("cannot write {}: {}", self.path.display(), e))
+    }
 }
 
 /// The window flags of a run.
@@ -97,6 +171,31 @@ impl WindowSpec {
         match self.kind {
             WindowKind::Sliding => t,
             WindowKind::Tumbling => t - t % self.span,
+        }
+    }
+
+    /// What `--late` does with an update with event time `t` that is late, the dataflow's input
+    /// frontier being `frontier` (see [`LatePolicy::Apply`]).
+    pub fn late_action(&self, t: Time, frontier: Time) -> LateAction {
+        match self.late {
+            LatePolicy::Drop => LateAction::Dropped,
+            LatePolicy::Error => LateAction::Rejected,
+            LatePolicy::Apply => match self.lifetime(t) {
+                (enter, Some(leave)) if leave <= enter.max(frontier) => LateAction::Expired { leave },
+                (enter, _) => LateAction::Applied { enter: enter.max(frontier) },
+            },
+        }
+    }
+
+    /// The dataflow times of an accepted insertion with event time `t` when the input is at
+    /// `frontier`: as [`WindowSpec::lifetime`], but entering no earlier than `frontier` (a late
+    /// update applied at the watermark); `None` when it would leave before it enters.
+    pub fn lifetime_from(&self, t: Time, frontier: Time) -> Option<(Time, Option<Time>)> {
+        let (enter, leave) = self.lifetime(t);
+        let enter = enter.max(frontier);
+        match leave {
+            Some(leave) if leave <= enter => None,
+            _ => Some((enter, leave)),
         }
     }
 
@@ -232,6 +331,23 @@ mod tests {
         assert_eq!(spec.lifetime(30), (30, Some(40)));
         c.close_epoch([u64::MAX]);
         assert_eq!(c.final_frontier(), u64::MAX);
+    }
+
+    #[test]
+    fn late_actions() {
+        let apply = WindowSpec { late: LatePolicy::Apply, ..WindowSpec::new(WindowKind::Sliding, 10) };
+        assert_eq!(apply.late_action(5, 12), LateAction::Applied { enter: 12 });
+        assert_eq!(apply.late_action(2, 12), LateAction::Expired { leave: 12 });
+        assert_eq!(apply.lifetime_from(5, 12), Some((12, Some(15))));
+        assert_eq!(apply.lifetime_from(2, 12), None);
+        assert_eq!(apply.lifetime_from(20, 12), Some((20, Some(30))), "on time: its own lifetime");
+        let tumbling = WindowSpec { late: LatePolicy::Apply, ..WindowSpec::new(WindowKind::Tumbling, 10) };
+        // The watermark's window [20, 30) is still open: a late 25 enters at its own window start.
+        assert_eq!(tumbling.late_action(25, 20), LateAction::Applied { enter: 20 });
+        assert_eq!(tumbling.late_action(15, 20), LateAction::Expired { leave: 20 });
+        let drop = WindowSpec::new(WindowKind::Sliding, 10);
+        assert_eq!(drop.late_action(5, 12), LateAction::Dropped);
+        assert_eq!(LateAction::Applied { enter: 12 }.describe(), "applied at time 12");
     }
 
     #[test]
