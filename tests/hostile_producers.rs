@@ -143,3 +143,100 @@ fn producers_authenticate_with_a_token() {
     assert!(status.success(), "{}", read(&files.path("server.err")));
     assert_eq!(read(&files.path("o.txt")), "2 2\n3 2\n", "only the authenticated producer's epoch");
 }
+
+/// A TLS client of the live protocol (trusting `cert`), reading replies line by line.
+struct TlsProducer {
+    tls: rustls::StreamOwned<rustls::ClientConnection, TcpStream>,
+}
+
+impl TlsProducer {
+    fn connect(port: u16, cert: &rcgen::CertifiedKey) -> TlsProducer {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(cert.cert.der().clone()).unwrap();
+        let config =
+            rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+        let tcp = loop {
+            if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
+                break s;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        tcp.set_read_timeout(Some(PATIENCE)).unwrap();
+        TlsProducer { tls: rustls::StreamOwned::new(conn, tcp) }
+    }
+    fn send(&mut self, text: &str) {
+        self.tls.write_all(text.as_bytes()).unwrap();
+        self.tls.flush().unwrap();
+    }
+    fn line(&mut self) -> Option<String> {
+        use std::io::Read;
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        loop {
+            match self.tls.read(&mut byte) {
+                Ok(0) | Err(_) => return None,
+                Ok(_) if byte[0] == b'\n' => return Some(String::from_utf8_lossy(&line).into_owned()),
+                Ok(_) => line.push(byte[0]),
+            }
+        }
+    }
+}
+
+#[test]
+fn producers_speak_tls() {
+    let files = Files::new();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert_file = files.write("cert.pem", &cert.cert.pem());
+    let key_file = files.write("key.pem", &cert.key_pair.serialize_pem());
+    let token = files.write("token", "tls-token");
+    let port = free_port();
+    let mut server = bin()
+        .args(["run", "wcc", "-q", "--listen", &port.to_string(), "--output", &s(&files.path("o.txt"))])
+        .args(["--tls-cert", &s(&cert_file), "--tls-key", &s(&key_file), "--auth-token-file", &s(&token)])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(files.path("server.err")).unwrap())
+        .spawn()
+        .unwrap();
+    // Plaintext to a TLS listener: no `ready`, the connection is dropped.
+    let plain = loop {
+        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
+            break s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    plain.set_read_timeout(Some(PATIENCE)).unwrap();
+    (&plain).write_all(b"auth tls-token\n+ 5 6\ncommit\n").unwrap();
+    // It gets a TLS alert at most, never `ready`, and the connection is closed.
+    let got = reply(&plain).unwrap_or_default();
+    assert!(!got.contains("ready"), "a plaintext producer was served: {:?}", got);
+    assert_eq!(reply(&plain), None, "the connection is closed");
+
+    let mut p = TlsProducer::connect(port, &cert);
+    p.send("auth tls-token\n");
+    assert_eq!(p.line().as_deref(), Some("ready 1"));
+    p.send("+ 1 2\n+ 2 3\ncommit\n");
+    assert_eq!(p.line().as_deref(), Some("ok 1"));
+    p.send("+ 7 8\ncommit\nend\n");
+    assert_eq!(p.line().as_deref(), Some("ok 2"));
+    let status = wait_exit(&mut server, PATIENCE, "the TLS server");
+    assert!(status.success(), "{}", read(&files.path("server.err")));
+    assert_eq!(read(&files.path("o.txt")), "1 1\n2 1\n3 1\n7 7\n8 7\n");
+
+    // A key that does not match the certificate is refused at start.
+    let other = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let other_key = files.write("other-key.pem", &other.key_pair.serialize_pem());
+    let out = bin()
+        .args(["run", "wcc", "-q", "--listen", &free_port().to_string()])
+        .args(["--tls-cert", &s(&cert_file), "--tls-key", &s(&other_key)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("do not fit together"), "{:?}", out);
+}

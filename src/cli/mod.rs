@@ -122,6 +122,12 @@ pub struct JobArgs {
     /// (surrounding whitespace trimmed). Required when --listen is not a loopback address.
     #[arg(long, value_name = "FILE")]
     pub auth_token_file: Option<PathBuf>,
+    /// TLS for TCP producers: the server's certificate chain (PEM); with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS for TCP producers: the server's private key (PEM); with --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Live input: read update lines from a file as it grows (like tail -f).
     #[arg(long, value_name = "FILE", conflicts_with = "listen")]
     pub follow: Option<PathBuf>,
@@ -220,6 +226,9 @@ impl JobArgs {
                 "--lateness, --late and --late-output need --window SPAN or --tumbling SPAN".into(),
             ));
         }
+        if self.listen.is_none() && self.tls_cert.is_some() {
+            return Err(RunError::Input("--tls-cert and --tls-key need --listen".into()));
+        }
         match (&self.listen, &self.auth_token_file) {
             (None, Some(_)) => return Err(RunError::Input("--auth-token-file needs --listen".into())),
             (Some(addr), None) if !is_loopback(&listen_address(addr)) => {
@@ -273,6 +282,7 @@ impl JobArgs {
             cfg.insert_only = self.insert_only;
             cfg.skip_bad_lines = self.skip_bad_lines;
             cfg.auth_token = self.auth_token()?;
+            cfg.tls = self.tls_cert.clone().zip(self.tls_key.clone());
             cfg.late_output = self.late_output.clone();
             return Ok(RunOptions {
                 layout,

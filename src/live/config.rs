@@ -53,6 +53,8 @@ pub struct LiveConfig {
     pub skip_bad_lines: bool,
     /// Windowed streams: write every late line and what happened to it here.
     pub late_output: Option<PathBuf>,
+    /// TLS for TCP producers: the certificate chain and private key (PEM files).
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// TCP producers must open with `auth TOKEN` (required on a non-loopback address).
     pub auth_token: Option<String>,
 }
@@ -66,6 +68,7 @@ impl LiveConfig {
             window: None,
             skip_bad_lines: false,
             auth_token: None,
+            tls: None,
             late_output: None,
             graph: None,
             vertices: None,

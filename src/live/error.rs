@@ -27,6 +27,9 @@ pub enum StartError {
     /// `--late-output` cannot be created (the message names the file).
     #[error("{0}")]
     LateOutput(std::io::Error),
+    /// `--tls-cert` / `--tls-key` cannot be used (the message names the file).
+    #[error("{0}")]
+    Tls(String),
     #[error("--batch must be at least 1")]
     ZeroBatch,
     #[error("--epoch-ms must be at least 1")]

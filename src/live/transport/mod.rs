@@ -15,6 +15,7 @@
 pub mod follow;
 pub mod stdin;
 pub mod tcp;
+pub mod tls;
 
 use std::io::{self, Read};
 use std::net::SocketAddr;
@@ -82,7 +83,11 @@ pub(super) fn open(
             Opened { source_name: "stdin".to_string(), local_addr: None }
         }
         LiveInput::Listen(address) => {
-            let local_addr = tcp::listen(address, config.auth_token.clone(), events, shutdown.clone())?;
+            let tls = match &config.tls {
+                Some((cert, key)) => Some(tls::server_config(cert, key).map_err(StartError::Tls)?),
+                None => None,
+            };
+            let local_addr = tcp::listen(address, config.auth_token.clone(), tls, events, shutdown.clone())?;
             Opened { source_name: address.clone(), local_addr: Some(local_addr) }
         }
         LiveInput::Follow(path) => {

@@ -88,6 +88,7 @@ impl Connection {
 pub(super) fn listen(
     address: &str,
     token: Option<String>,
+    tls: Option<Arc<rustls::ServerConfig>>,
     events: SyncSender<Event>,
     shutdown: Arc<AtomicBool>,
 ) -> Result<SocketAddr, StartError> {
@@ -96,12 +97,18 @@ pub(super) fn listen(
     let local_addr = listener.local_addr().map_err(StartError::Listener)?;
     listener.set_nonblocking(true).map_err(StartError::Listener)?;
     let token = token.map(Arc::new);
-    spawn("ripples-live-accept", move || accept(listener, token, events, shutdown))?;
+    spawn("ripples-live-accept", move || accept(listener, token, tls, events, shutdown))?;
     Ok(local_addr)
 }
 
 /// The accepting thread's body: one [`serve`] thread per connection.
-fn accept(listener: TcpListener, token: Option<Arc<String>>, events: SyncSender<Event>, shutdown: Arc<AtomicBool>) {
+fn accept(
+    listener: TcpListener,
+    token: Option<Arc<String>>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    events: SyncSender<Event>,
+    shutdown: Arc<AtomicBool>,
+) {
     let mut next_conn: ConnId = 1;
     while !shutdown.load(Ordering::SeqCst) {
         match listener.accept() {
@@ -110,9 +117,17 @@ fn accept(listener: TcpListener, token: Option<Arc<String>>, events: SyncSender<
                 next_conn += 1;
                 let events = events.clone();
                 let token = token.clone();
-                let started = thread::Builder::new()
-                    .name(format!("ripples-live-conn-{conn}"))
-                    .spawn(move || serve(conn, stream, token.as_deref().map(String::as_str), events));
+                let tls = tls.clone();
+                let started = thread::Builder::new().name(format!("ripples-live-conn-{conn}")).spawn(move || {
+                    let stream = match tls {
+                        None => stream,
+                        Some(config) => match super::tls::wrap(stream, config) {
+                            Ok(plain) => plain,
+                            Err(e) => return eprintln!("ripples: warning: cannot serve a TLS producer: {e}"),
+                        },
+                    };
+                    serve(conn, stream, token.as_deref().map(String::as_str), events)
+                });
                 if let Err(e) = started {
                     eprintln!("ripples: warning: cannot serve a producer: {e}");
                 }
