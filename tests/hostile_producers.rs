@@ -1,6 +1,6 @@
 //! Hostile and broken TCP producers do not disturb the others: an overlong line, binary garbage,
-//! a producer that connects and never sends, one that sends half a line and vanishes, and
-//! hundreds of connections at once. A well-behaved producer streams its epochs meanwhile; every
+//! a producer that connects and never sends, one that sends half a line and vanishes, random
+//! bytes from 20 fuzzing producers (fixed seed), and a thousand connections at once. A well-behaved producer streams its epochs meanwhile; every
 //! epoch is acknowledged once and the result equals a file run of its epochs alone.
 
 mod common;
@@ -12,6 +12,7 @@ use std::process::Stdio;
 
 use common::process::*;
 use common::random_stream;
+use rand::{Rng, SeedableRng};
 use ripples::types::Update;
 
 const EPOCHS: usize = 6;
@@ -66,8 +67,26 @@ fn broken_producers_are_answered_and_the_others_unaffected() {
         let reply = garbage.line().unwrap();
         assert!(reply.starts_with(&format!("error {}: ", n)), "line {}: {:?}", n, reply);
     }
-    // Hundreds of connections at once, each greeted.
-    let crowd: Vec<TcpStream> = (0..300).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+    // A thousand connections at once.
+    let crowd: Vec<TcpStream> = (0..1000).map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+    // Fuzz (fixed seed): producers sending random bytes, some with newlines, then half-closing
+    // or vanishing. Their lines are rejected (a rejected line discards the producer's pending
+    // updates, and with this seed none of them is a valid update); they never commit (checked),
+    // so nothing of theirs is applied and the result must equal the reference.
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4242);
+    let mut fuzzers = Vec::new();
+    for i in 0..20 {
+        let (mut f, _) = Producer::connect_retry(port);
+        let len = rng.gen_range(1..20_000);
+        let bytes: Vec<u8> = (0..len).map(|_| if rng.gen_bool(0.05) { b'\n' } else { rng.gen() }).collect();
+        assert!(!bytes.windows(7).any(|w| w == b"commit\n"), "seed 4242: fuzz bytes spell commit");
+        f.stream.write_all(&bytes).unwrap();
+        match i % 3 {
+            0 => drop(f),
+            1 => f.stream.shutdown(std::net::Shutdown::Write).unwrap(),
+            _ => fuzzers.push(f),
+        }
+    }
 
     for (i, text) in texts.iter().enumerate() {
         good.send(&(text.clone() + "commit\n")).unwrap();
