@@ -11,9 +11,8 @@ use std::net::TcpStream;
 use std::process::Stdio;
 
 use common::process::*;
-use common::random_stream;
+use common::session::*;
 use rand::{Rng, SeedableRng};
-use ripples::types::Update;
 
 const EPOCHS: usize = 6;
 const BATCH: usize = 10;
@@ -21,19 +20,8 @@ const BATCH: usize = 10;
 #[test]
 fn broken_producers_are_answered_and_the_others_unaffected() {
     let files = Files::new();
-    let stream = random_stream(99, 30, 0, EPOCHS * BATCH, BATCH);
-    let updates: Vec<Update> = stream.epochs.into_iter().flatten().take(EPOCHS * BATCH).collect();
-    let texts: Vec<String> = updates
-        .chunks(BATCH)
-        .map(|c| c.iter().map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst)).collect())
-        .collect();
-    fs::write(files.path("u.txt"), texts.concat()).unwrap();
-    let out = bin()
-        .args(["run", "wcc", "--updates", &s(&files.path("u.txt")), "--batch", &BATCH.to_string()])
-        .args(["--changes", &s(&files.path("ref-c.txt")), "--output", &s(&files.path("ref-o.txt")), "-q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let texts = epoch_texts(99, 30, EPOCHS, BATCH);
+    let (ref_changes, ref_output) = reference(&files, &texts, BATCH);
 
     let port = free_port();
     let mut server = bin()
@@ -99,8 +87,8 @@ fn broken_producers_are_answered_and_the_others_unaffected() {
     let stderr = read(&files.path("server.err"));
     assert!(status.success(), "{}", stderr);
     assert!(!stderr.contains("panicked"), "{}", stderr);
-    assert_eq!(read(&files.path("c.txt")), read(&files.path("ref-c.txt")), "--changes differ");
-    assert_eq!(read(&files.path("o.txt")), read(&files.path("ref-o.txt")), "--output differs");
+    assert_eq!(read(&files.path("c.txt")), ref_changes, "--changes differ");
+    assert_eq!(read(&files.path("o.txt")), ref_output, "--output differs");
 }
 
 /// Reads one reply line from a raw connection (`None` at end of stream).

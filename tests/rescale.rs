@@ -7,24 +7,12 @@ mod common;
 use std::fs;
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
 use common::process::*;
-use common::random_stream;
-use ripples::types::Update;
+use common::session::*;
 
 const EPOCHS: usize = 10;
 const BATCH: usize = 6;
-
-fn epoch_texts(seed: u64) -> Vec<String> {
-    let stream = random_stream(seed, 25, 0, EPOCHS * BATCH, BATCH);
-    let updates: Vec<Update> = stream.epochs.into_iter().flatten().take(EPOCHS * BATCH).collect();
-    assert_eq!(updates.len(), EPOCHS * BATCH, "seed {}: stream too short", seed);
-    updates
-        .chunks(BATCH)
-        .map(|c| c.iter().map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst)).collect())
-        .collect()
-}
 
 /// A layout: workers per process and number of processes.
 #[derive(Clone, Copy, Debug)]
@@ -51,27 +39,12 @@ fn start(args: &[String], layout: Layout, hostfile: &Path, stderr: &Path) -> Vec
         .collect()
 }
 
-fn send(p: &mut Producer, texts: &[String], from: u64, to: u64) {
-    for epoch in from..=to {
-        p.send(&(texts[epoch as usize - 1].clone() + "commit\n")).unwrap();
-        assert_eq!(p.line().unwrap(), format!("ok {}", epoch));
-    }
-}
-
 fn trial(seed: u64, before: Layout, after: Layout) {
     let what = format!("seed {} {:?} -> {:?}", seed, before, after);
     let files = Files::new();
-    let texts = epoch_texts(seed);
-    fs::write(files.path("u.txt"), texts.concat()).unwrap();
-    let out = bin()
-        .args(["run", "wcc", "--updates", &s(&files.path("u.txt")), "--batch", &BATCH.to_string()])
-        .args(["--changes", &s(&files.path("ref-c.txt")), "--output", &s(&files.path("ref-o.txt")), "-q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}: reference run failed", what);
-
-    let (a, b) = (free_port(), free_port());
-    let hostfile = files.write("hosts", &format!("127.0.0.1:{}\n127.0.0.1:{}\n", a, if b == a { a + 1 } else { b }));
+    let texts = epoch_texts(seed, 25, EPOCHS, BATCH);
+    let (ref_changes, ref_output) = reference(&files, &texts, BATCH);
+    let (hostfile, _) = two_process_hostfile(&files);
     let port = free_port();
     let state = files.path("state");
     let args: Vec<String> = vec![
@@ -88,13 +61,9 @@ fn trial(seed: u64, before: Layout, after: Layout) {
     let mut first = start(&args, before, &hostfile, &files.path("first.err"));
     let (mut p, ready) = Producer::connect_retry(port);
     assert_eq!(ready, 1, "{}", what);
-    send(&mut p, &texts, 1, half);
+    send_epochs(&mut p, &texts, 1, half);
     // Written (the change-log mark records it), then stopped hard.
-    let deadline = Instant::now() + PATIENCE;
-    while !matches!(ripples::live::read_mark(&state), Ok(Some((e, _))) if e >= half) {
-        assert!(Instant::now() < deadline, "{}: epoch {} was never written", what, half);
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_written(&state, half);
     for child in &mut first {
         let _ = child.kill();
         let _ = child.wait();
@@ -104,7 +73,7 @@ fn trial(seed: u64, before: Layout, after: Layout) {
     let mut second = start(&args, after, &hostfile, &files.path("second.err"));
     let (mut p, ready) = Producer::connect_retry(port);
     assert_eq!(ready, half + 1, "{}", what);
-    send(&mut p, &texts, ready, EPOCHS as u64);
+    send_epochs(&mut p, &texts, ready, EPOCHS as u64);
     p.send("end\n").unwrap();
     let _ = p.line();
     for (i, child) in second.iter_mut().enumerate() {
@@ -112,8 +81,8 @@ fn trial(seed: u64, before: Layout, after: Layout) {
         let err = fs::read_to_string(files.path("second.err").with_extension(i.to_string())).unwrap_or_default();
         assert!(status.success(), "{}: process {} failed: {}", what, i, err);
     }
-    assert_eq!(read(&files.path("c.txt")), read(&files.path("ref-c.txt")), "{}: --changes differ", what);
-    assert_eq!(read(&files.path("o.txt")), read(&files.path("ref-o.txt")), "{}: --output differs", what);
+    assert_eq!(read(&files.path("c.txt")), ref_changes, "{}: --changes differ", what);
+    assert_eq!(read(&files.path("o.txt")), ref_output, "{}: --output differs", what);
 }
 
 #[test]

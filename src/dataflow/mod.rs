@@ -214,26 +214,22 @@ pub enum AlgorithmError {
     Damping(f64),
 }
 
-impl Algorithm for std::sync::Arc<dyn Algorithm> {
-    fn name(&self) -> String {
-        (**self).name()
-    }
-    fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
-        (**self).build(input)
-    }
-    fn value_format(&self) -> ValueFormat {
-        (**self).value_format()
-    }
+/// Boxed and shared algorithms are algorithms (a run takes `Box<dyn Algorithm>`; `--restart`
+/// rebuilds a run from shared ones).
+macro_rules! forward_algorithm {
+    ($($pointer:ty),*) => {$(
+        impl Algorithm for $pointer {
+            fn name(&self) -> String {
+                (**self).name()
+            }
+            fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
+                (**self).build(input)
+            }
+            fn value_format(&self) -> ValueFormat {
+                (**self).value_format()
+            }
+        }
+    )*};
 }
 
-impl Algorithm for Box<dyn Algorithm> {
-    fn name(&self) -> String {
-        (**self).name()
-    }
-    fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
-        (**self).build(input)
-    }
-    fn value_format(&self) -> ValueFormat {
-        (**self).value_format()
-    }
-}
+forward_algorithm!(Box<dyn Algorithm>, std::sync::Arc<dyn Algorithm>);

@@ -4,6 +4,7 @@
 
 pub mod live;
 pub mod process;
+pub mod session;
 
 use std::collections::{BTreeMap, BTreeSet};
 
