@@ -15,7 +15,8 @@ pub struct Scenario {
     pub name: String,
     pub scale: u32,
     pub edge_factor: u64,
-    /// Updates (for `wcc-window`: edges inserted, and as many expired) per epoch.
+    /// Updates (for `wcc-window`: edges inserted, and as many expired; for `wcc-churn`: edges
+    /// deleted, and as many inserted) per epoch.
     pub batch: usize,
     /// Sliding-window size in edges (`wcc-window`).
     pub window: usize,
@@ -27,8 +28,17 @@ pub struct Scenario {
 }
 
 /// The scenarios `ripples bench` knows.
-pub const SCENARIOS: &[&str] =
-    &["wcc-insert", "wcc-window", "bfs-churn", "sssp-churn", "pagerank-churn", "cdlp-churn", "lcc-churn", "scc-churn"];
+pub const SCENARIOS: &[&str] = &[
+    "wcc-insert",
+    "wcc-window",
+    "wcc-churn",
+    "bfs-churn",
+    "sssp-churn",
+    "pagerank-churn",
+    "cdlp-churn",
+    "lcc-churn",
+    "scc-churn",
+];
 
 /// The stream of a scenario.
 #[derive(Clone, Debug)]
@@ -60,6 +70,9 @@ impl Scenario {
         Ok(match name {
             "wcc-insert" => base,
             "wcc-window" => Scenario { batch: 1_000, epochs: 500, ..base },
+            // The loaded R-MAT graph, then epochs of `batch` deletions of random present copies
+            // and `batch` insertions of new R-MAT edges.
+            "wcc-churn" => Scenario { batch: 1_000, epochs: 500, ..base },
             n if n.ends_with("-churn") && SCENARIOS.contains(&n) => {
                 Scenario { scale: 14, batch: 100, epochs: 50, ..base }
             }
@@ -90,6 +103,14 @@ impl Scenario {
                 let end = (window + self.batch * self.epochs).min(edges.len());
                 let updates = stream::sliding_window(&edges[..end], window).split_off(window);
                 Stream { initial: edges[..window].to_vec(), updates, batch: 2 * self.batch, live_edges: window as u64 }
+            }
+            "wcc-churn" => {
+                let wanted = (self.batch * self.epochs) as u64;
+                let factor = wanted.div_ceil(1u64 << self.scale).max(1);
+                let fresh = generate::rmat(self.scale, factor, self.seed + 7);
+                let updates = stream::churn_replace(&edges, &fresh, self.epochs, self.batch, self.seed + 1);
+                let live_edges = edges.len() as u64;
+                Stream { initial: edges, updates, batch: 2 * self.batch, live_edges }
             }
             _ => {
                 let updates = stream::churn(&edges, self.batch * self.epochs, 0.5, self.seed + 1);

@@ -85,9 +85,58 @@ pub fn churn(initial: &[(Node, Node)], count: usize, delete_fraction: f64, seed:
     out
 }
 
+/// Churn over a loaded graph: `epochs` epochs, each of `per_epoch` deletions of uniformly random
+/// present edge copies followed by `per_epoch` insertions taken in order from `fresh` (new edges,
+/// say of another R-MAT draw). Every deletion names a copy present at that point. Stops early if
+/// `fresh` runs out.
+pub fn churn_replace(
+    initial: &[(Node, Node)],
+    fresh: &[(Node, Node)],
+    epochs: usize,
+    per_epoch: usize,
+    seed: u64,
+) -> Vec<Update> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut present: Vec<(Node, Node)> = initial.to_vec();
+    let mut fresh = fresh.iter();
+    let mut out = Vec::with_capacity(2 * epochs * per_epoch);
+    for _ in 0..epochs {
+        for _ in 0..per_epoch.min(present.len()) {
+            let (src, dst) = present.swap_remove(rng.gen_range(0..present.len()));
+            out.push(Update::delete(src, dst));
+        }
+        for _ in 0..per_epoch {
+            let Some(&(src, dst)) = fresh.next() else { return out };
+            present.push((src, dst));
+            out.push(Update::insert(src, dst));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn churn_replace_deletes_present_copies_and_inserts_fresh_ones() {
+        let initial = [(1, 2), (2, 3), (1, 2), (4, 5)];
+        let fresh = [(7, 8), (8, 9), (9, 7), (1, 9)];
+        let updates = churn_replace(&initial, &fresh, 2, 2, 5);
+        assert_eq!(updates.len(), 8);
+        let mut counts: std::collections::HashMap<(Node, Node), i64> = std::collections::HashMap::new();
+        for &(a, b) in &initial {
+            *counts.entry((a, b)).or_insert(0) += 1;
+        }
+        for (i, u) in updates.iter().enumerate() {
+            assert_eq!(u.diff < 0, i % 4 < 2, "each epoch deletes first, then inserts");
+            let c = counts.entry((u.src, u.dst)).or_insert(0);
+            *c += u.diff as i64;
+            assert!(*c >= 0, "update {} deletes an absent copy", i);
+        }
+        let inserted: Vec<_> = updates.iter().filter(|u| u.diff > 0).map(|u| (u.src, u.dst)).collect();
+        assert_eq!(inserted, fresh);
+    }
     use crate::sources::generate::rmat;
     use std::collections::HashMap;
 
