@@ -107,6 +107,22 @@ impl Algorithm for WccDynamic {
 
 const NONE: u32 = u32::MAX;
 
+/// Sums the diffs of equal records and drops zeros (sorted by record).
+fn consolidate(changes: &mut Vec<((Node, Node), Diff)>) {
+    changes.sort_unstable_by_key(|c| c.0);
+    let mut w = 0;
+    for r in 0..changes.len() {
+        if w > 0 && changes[w - 1].0 == changes[r].0 {
+            changes[w - 1].1 += changes[r].1;
+        } else {
+            changes[w] = changes[r];
+            w += 1;
+        }
+    }
+    changes.truncate(w);
+    changes.retain(|c| c.1 != 0);
+}
+
 /// A vertex's bookkeeping.
 #[derive(Clone, Debug)]
 struct Vertex {
@@ -190,6 +206,13 @@ pub struct DynamicForest {
     degraded: bool,
     fallbacks: u64,
     shared_fallbacks: Option<Arc<AtomicU64>>,
+    /// Summary mode (a worker's share of a distributed run): labels are component tags, not
+    /// smallest ids, and the time's output is its forest-edge and presence changes.
+    summary: bool,
+    /// Summary mode: the next fresh tag, each tag's tree size, and the open time's changes.
+    next_tag: Node,
+    sizes: FxHashMap<Node, u32>,
+    log: Vec<((Node, Node), Diff)>,
 }
 
 impl Default for DynamicForest {
@@ -218,7 +241,31 @@ impl DynamicForest {
             degraded: false,
             fallbacks: 0,
             shared_fallbacks: None,
+            summary: false,
+            next_tag: 0,
+            sizes: FxHashMap::default(),
+            log: Vec::new(),
         }
+    }
+
+    /// A forest for one worker's share of a distributed run: its output per time is the net
+    /// change of its forest edges `((a, b), ±1)` (`a < b`) and of its vertices' presence
+    /// `((v, v), ±1)` (present: the share has a link or a self-loop at `v`), in place of labels.
+    pub fn summary(factor: f64) -> Self {
+        DynamicForest { summary: true, ..Self::new(factor) }
+    }
+
+    fn fresh_tag(&mut self, size: u32) -> Node {
+        let t = self.next_tag;
+        self.next_tag += 1;
+        self.sizes.insert(t, size);
+        t
+    }
+
+    fn log_link(&mut self, l: u32, diff: Diff) {
+        let [a, b] = self.links[l as usize].ends;
+        let (a, b) = (self.vertices[a as usize].id, self.vertices[b as usize].id);
+        self.log.push(((a.min(b), a.max(b)), diff));
     }
 
     /// Also counts fallbacks in `counter`.
@@ -292,7 +339,15 @@ impl DynamicForest {
         if self.degraded {
             self.rebuild();
         }
-        self.drain_changes(out);
+        if self.summary {
+            let mut log = std::mem::take(&mut self.log);
+            consolidate(&mut log);
+            out.extend_from_slice(&log);
+            log.clear();
+            self.log = log;
+        } else {
+            self.drain_changes(out);
+        }
         #[cfg(debug_assertions)]
         self.check();
     }
@@ -322,7 +377,7 @@ impl DynamicForest {
 
     fn touch(&mut self, v: u32) {
         let x = &mut self.vertices[v as usize];
-        if !x.dirty {
+        if !x.dirty && !self.summary {
             x.dirty = true;
             let old = x.present.then_some(x.label);
             self.dirty.push((v, old));
@@ -338,10 +393,14 @@ impl DynamicForest {
     fn appear(&mut self, v: u32) {
         if !self.vertices[v as usize].present {
             self.touch(v);
+            let label = if self.summary { self.fresh_tag(1) } else { self.vertices[v as usize].id };
             let x = &mut self.vertices[v as usize];
             x.present = true;
-            x.label = x.id;
+            x.label = label;
             self.present += 1;
+            if self.summary {
+                self.log.push(((x.id, x.id), 1));
+            }
         }
     }
 
@@ -352,6 +411,11 @@ impl DynamicForest {
             self.touch(v);
             self.vertices[v as usize].present = false;
             self.present -= 1;
+            if self.summary {
+                let x = &self.vertices[v as usize];
+                self.sizes.remove(&x.label);
+                self.log.push(((x.id, x.id), -1));
+            }
         }
     }
 
@@ -373,6 +437,9 @@ impl DynamicForest {
     /// Puts link `l` in its ends' `tree` or `other` lists, as its `tree` flag says.
     fn attach(&mut self, l: u32) {
         let Link { ends, tree, .. } = self.links[l as usize];
+        if tree && self.summary {
+            self.log_link(l, 1);
+        }
         for (i, &v) in ends.iter().enumerate() {
             let x = &mut self.vertices[v as usize];
             let list = if tree { &mut x.tree } else { &mut x.other };
@@ -385,6 +452,9 @@ impl DynamicForest {
     /// position).
     fn detach(&mut self, l: u32) {
         let Link { ends, tree, pos, .. } = self.links[l as usize];
+        if tree && self.summary {
+            self.log_link(l, -1);
+        }
         for i in 0..2 {
             let v = ends[i];
             let x = &mut self.vertices[v as usize];
@@ -417,7 +487,14 @@ impl DynamicForest {
         }
         let (la, lb) = (self.vertices[va as usize].label, self.vertices[vb as usize].label);
         let tree = la != lb;
-        if tree {
+        if tree && self.summary {
+            // Relabel the smaller tree with the other's tag (before linking: its tree is exactly it).
+            let (sa, sb) = (self.sizes[&la], self.sizes[&lb]);
+            let (side, keep, gone) = if sa < sb { (va, lb, la) } else { (vb, la, lb) };
+            self.relabel_tree(side, keep);
+            self.sizes.remove(&gone);
+            self.sizes.insert(keep, sa + sb);
+        } else if tree {
             // Relabel the side with the larger label (before linking: its tree is exactly it).
             let (side, label) = if la < lb { (vb, la) } else { (va, lb) };
             self.relabel_tree(side, label);
@@ -581,6 +658,18 @@ impl DynamicForest {
     fn split(&mut self, s: usize, starts: [u32; 2]) {
         let old = self.vertices[starts[0] as usize].label;
         let members = std::mem::take(&mut self.sides[s].queue);
+        if self.summary {
+            // The exhausted side takes a fresh tag.
+            let tag = self.fresh_tag(members.len() as u32);
+            if let Some(size) = self.sizes.get_mut(&old) {
+                *size -= members.len() as u32;
+            }
+            for &v in &members {
+                self.vertices[v as usize].label = tag;
+            }
+            self.sides[s].queue = members;
+            return;
+        }
         let min = members.iter().map(|&v| self.vertices[v as usize].id).min().unwrap_or(old);
         if min != old {
             for &v in &members {
@@ -637,6 +726,16 @@ impl DynamicForest {
         for v in 0..self.vertices.len() as u32 {
             self.touch(v);
         }
+        let was_present: Vec<bool> =
+            if self.summary { self.vertices.iter().map(|x| x.present).collect() } else { Vec::new() };
+        if self.summary {
+            for l in 0..self.links.len() as u32 {
+                let link = self.links[l as usize];
+                if link.count > 0 && link.tree {
+                    self.log_link(l, -1);
+                }
+            }
+        }
         for x in &mut self.vertices {
             x.tree.clear();
             x.other.clear();
@@ -661,10 +760,30 @@ impl DynamicForest {
                 min[r] = min[r].min(x.id);
             }
         }
-        for v in 0..self.vertices.len() {
-            if self.vertices[v].present {
-                let r = uf.find(v as u32) as usize;
-                self.vertices[v].label = min[r];
+        if self.summary {
+            // Tags: one per tree, numbered afresh.
+            self.sizes.clear();
+            let mut tag = vec![Node::MAX; self.vertices.len()];
+            for (v, &was) in was_present.iter().enumerate() {
+                let x = &self.vertices[v];
+                if x.present != was {
+                    self.log.push(((x.id, x.id), if x.present { 1 } else { -1 }));
+                }
+                if x.present {
+                    let r = uf.find(v as u32) as usize;
+                    if tag[r] == Node::MAX {
+                        tag[r] = self.fresh_tag(0);
+                    }
+                    *self.sizes.entry(tag[r]).or_insert(0) += 1;
+                    self.vertices[v].label = tag[r];
+                }
+            }
+        } else {
+            for v in 0..self.vertices.len() {
+                if self.vertices[v].present {
+                    let r = uf.find(v as u32) as usize;
+                    self.vertices[v].label = min[r];
+                }
             }
         }
         self.degraded = false;
@@ -756,74 +875,120 @@ impl DynamicForest {
                 assert_eq!(uf.find(a), uf.find(b), "non-tree edge {l} between two trees");
             }
         }
-        for (v, x) in self.vertices.iter().enumerate() {
-            if x.present {
-                assert_eq!(x.label, min[uf.find(v as u32) as usize], "vertex {} has a wrong label", x.id);
+        if self.summary {
+            // One tag per tree, distinct trees distinct tags, sizes right.
+            let mut tag_of_root: BTreeMap<u32, Node> = BTreeMap::new();
+            let mut sizes: BTreeMap<Node, u32> = BTreeMap::new();
+            for (v, x) in self.vertices.iter().enumerate() {
+                if x.present {
+                    let r = uf.find(v as u32);
+                    assert_eq!(*tag_of_root.entry(r).or_insert(x.label), x.label, "two tags in one tree");
+                    *sizes.entry(x.label).or_insert(0) += 1;
+                }
+            }
+            assert_eq!(sizes.len(), tag_of_root.len(), "one tag in two trees");
+            let have: BTreeMap<Node, u32> = self.sizes.iter().map(|(&k, &v)| (k, v)).collect();
+            assert_eq!(have, sizes, "tree sizes");
+        } else {
+            for (v, x) in self.vertices.iter().enumerate() {
+                if x.present {
+                    assert_eq!(x.label, min[uf.find(v as u32) as usize], "vertex {} has a wrong label", x.id);
+                }
             }
         }
     }
 }
 
-/// The fully dynamic path as a dataflow: every record goes to worker 0, which applies each time
-/// once the frontier has passed it, in time order, and emits its net label changes.
+/// An edge copy `(a, b, 0)` or a vertex-file vertex `(a, a, 1)`, with its time and diff.
+type Event = ((Node, Node, u8), Time, Diff);
+/// A forest's output: label changes (or, in summary mode, forest-edge and presence changes).
+type Output = ((Node, u64), Time, Diff);
+
+/// Which worker keeps a vertex pair's link: a hash of the pair, either way round.
+fn pair_worker(a: Node, b: Node) -> u64 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    (lo.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ hi.rotate_left(29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 17
+}
+
+/// The fully dynamic path as a dataflow. With one worker, that worker keeps the forest and emits
+/// labels. With several, every worker keeps the forest of its share of the vertex pairs (routed
+/// by a hash of the pair) in summary mode and forwards, per time, only the net change of its
+/// forest edges and of its vertices' presence; worker 0 keeps the forest of the union of these
+/// forests (it has the components of the whole graph), a worker's presence counting as a
+/// self-loop, and emits the labels. Every forest applies a time once the frontier has passed it.
 /// `budget`: the fallback budget factor (`None`: [`BUDGET_VARIABLE`], else [`DEFAULT_BUDGET`]).
 pub fn wcc_dynamic<'a>(
     input: GraphInput<'a>,
     budget: Option<f64>,
     fallbacks: Option<Arc<AtomicU64>>,
 ) -> ResultCollection<'a> {
-    // (a, b, kind): kind 0 an edge copy a - b, 1 a vertex-file vertex a.
-    type Event = ((Node, Node, u8), Time, Diff);
     let factor = budget.or_else(budget_from_env).unwrap_or(DEFAULT_BUDGET);
+    let peers = input.edges.scope().peers();
     let edges = input.edges.inner.map(|((s, d, _w), t, diff)| ((s, d, 0u8), t, diff));
     let vertices = input.vertices.inner.map(|(v, t, diff)| ((v, v, 1u8), t, diff));
-    edges
-        .concat(vertices)
-        .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<((Node, u64), Time, Diff)>>, _, _, _>(
-            Exchange::new(|_x: &Event| 0u64),
-            "WccDynamicForest",
-            move |_capability, _info| {
-                let mut forest = DynamicForest::new(factor).with_counter(fallbacks);
-                let mut pending: BTreeMap<Time, (Capability<Time>, Vec<Event>)> = BTreeMap::new();
-                let mut fixed = Vec::new();
-                let mut copies = Vec::new();
-                let mut changes = Vec::new();
-                move |(input, frontier), output| {
-                    input.for_each(|cap, data| {
-                        for record in data.drain(..) {
-                            pending
-                                .entry(record.1)
-                                .or_insert_with(|| (cap.delayed(&record.1, 0), Vec::new()))
-                                .1
-                                .push(record);
-                        }
-                    });
-                    // Times the frontier has passed are complete: apply them in order.
-                    while let Some((&t, _)) = pending.first_key_value() {
-                        if frontier.less_equal(&t) {
-                            break;
-                        }
-                        let Some((_, (cap, records))) = pending.pop_first() else { break };
-                        fixed.clear();
-                        copies.clear();
-                        for ((a, b, kind), _t, diff) in records {
-                            if kind == 1 {
-                                fixed.push((a, diff));
-                            } else {
-                                copies.push((a, b, diff));
-                            }
-                        }
-                        changes.clear();
-                        forest.apply(&fixed, &mut copies, &mut changes);
-                        let mut session = output.session(&cap);
-                        for &(record, diff) in &changes {
-                            session.give((record, t, diff));
+    let edges = if peers > 1 {
+        let share = DynamicForest::summary(factor).with_counter(fallbacks.clone());
+        forest_operator(edges, |x: &Event| pair_worker(x.0 .0, x.0 .1), "WccDynamicShare", share)
+            .map(|((a, b), t, diff)| ((a, b, 0u8), t, diff))
+    } else {
+        edges
+    };
+    let forest = DynamicForest::new(factor).with_counter(fallbacks);
+    forest_operator(edges.concat(vertices), |_x: &Event| 0u64, "WccDynamicForest", forest).as_collection()
+}
+
+/// `forest` as an operator: records are routed by `route`, each time is applied once the frontier
+/// has passed it, in time order, and its output emitted at that time.
+fn forest_operator<'a>(
+    events: timely::dataflow::StreamVec<'a, Time, Event>,
+    route: impl Fn(&Event) -> u64 + 'static,
+    name: &str,
+    forest: DynamicForest,
+) -> timely::dataflow::StreamVec<'a, Time, Output> {
+    events.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Output>>, _, _, _>(
+        Exchange::new(route),
+        name,
+        move |_capability, _info| {
+            let mut forest = forest;
+            let mut pending: BTreeMap<Time, (Capability<Time>, Vec<Event>)> = BTreeMap::new();
+            let mut fixed = Vec::new();
+            let mut copies = Vec::new();
+            let mut changes = Vec::new();
+            move |(input, frontier), output| {
+                input.for_each(|cap, data| {
+                    for record in data.drain(..) {
+                        pending
+                            .entry(record.1)
+                            .or_insert_with(|| (cap.delayed(&record.1, 0), Vec::new()))
+                            .1
+                            .push(record);
+                    }
+                });
+                // Times the frontier has passed are complete: apply them in order.
+                while let Some((&t, _)) = pending.first_key_value() {
+                    if frontier.less_equal(&t) {
+                        break;
+                    }
+                    let Some((_, (cap, records))) = pending.pop_first() else { break };
+                    fixed.clear();
+                    copies.clear();
+                    for ((a, b, kind), _t, diff) in records {
+                        if kind == 1 {
+                            fixed.push((a, diff));
+                        } else {
+                            copies.push((a, b, diff));
                         }
                     }
+                    changes.clear();
+                    forest.apply(&fixed, &mut copies, &mut changes);
+                    let mut session = output.session(&cap);
+                    for &(record, diff) in &changes {
+                        session.give((record, t, diff));
+                    }
                 }
-            },
-        )
-        .as_collection()
+            }
+        },
+    )
 }
 
 #[cfg(test)]
@@ -908,6 +1073,65 @@ mod tests {
             }
         }
         assert!(zero_budget_fallbacks > 100, "budget 0 fell back only {zero_budget_fallbacks} times");
+    }
+
+    /// The distributed composition, sequentially: shares of the pairs in summary forests, their
+    /// forest-edge and presence changes fed to one labelling forest, equal to the oracle after
+    /// every time; summary outputs are net, forest edges canonical.
+    #[test]
+    fn summaries_of_shares_compose_to_the_labels() {
+        for seed in 100..130u64 {
+            for (shares, factor) in [(2usize, DEFAULT_BUDGET), (3, DEFAULT_BUDGET), (2, 0.0)] {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                let n = rng.gen_range(2..25u64);
+                let mut parts: Vec<DynamicForest> = (0..shares).map(|_| DynamicForest::summary(factor)).collect();
+                let mut top = DynamicForest::new(factor);
+                let mut state: BTreeMap<Node, u64> = BTreeMap::new();
+                let mut counts: BTreeMap<(Node, Node), i64> = BTreeMap::new();
+                let fixed: Vec<Node> = (0..n).filter(|_| rng.gen_bool(0.1)).collect();
+                let mut out = Vec::new();
+                for t in 0..60u64 {
+                    let mut batches: Vec<Vec<(Node, Node, Diff)>> = vec![Vec::new(); shares];
+                    for _ in 0..rng.gen_range(0..8) {
+                        let present: Vec<(Node, Node)> = counts.keys().copied().collect();
+                        let (a, b, d) = if rng.gen_bool(0.45) && !present.is_empty() {
+                            let (a, b) = present[rng.gen_range(0..present.len())];
+                            (a, b, -1)
+                        } else {
+                            let a = rng.gen_range(0..n);
+                            let b = if rng.gen_bool(0.1) { a } else { rng.gen_range(0..n) };
+                            (a.min(b), a.max(b), 1)
+                        };
+                        let c = counts.entry((a, b)).or_insert(0);
+                        *c += d as i64;
+                        if *c == 0 {
+                            counts.remove(&(a, b));
+                        }
+                        batches[(pair_worker(a, b) % shares as u64) as usize].push((b, a, d));
+                    }
+                    let mut forwarded = Vec::new();
+                    for (part, batch) in parts.iter_mut().zip(batches.iter_mut()) {
+                        let mut summary = Vec::new();
+                        part.apply(&[], batch, &mut summary);
+                        let keys: BTreeSet<(Node, Node)> = summary.iter().map(|c| c.0).collect();
+                        assert_eq!(keys.len(), summary.len(), "seed {seed} t {t}: summary not net");
+                        for &((a, b), d) in &summary {
+                            assert!(a <= b && (d == 1 || d == -1), "seed {seed} t {t}: summary record");
+                            forwarded.push((a, b, d));
+                        }
+                    }
+                    let vfile: Vec<(Node, Diff)> =
+                        if t == 0 { fixed.iter().map(|&v| (v, 1)).collect() } else { vec![] };
+                    out.clear();
+                    top.apply(&vfile, &mut forwarded, &mut out);
+                    let what = format!("seed {seed} shares {shares} factor {factor} t {t}");
+                    absorb(&mut state, &out, &what);
+                    let edges: Vec<(Node, Node, f64)> = counts.keys().map(|&(a, b)| (a, b, 1.0)).collect();
+                    let vertices = crate::oracle::vertex_set(fixed.iter().copied(), &edges);
+                    assert_eq!(state, crate::oracle::wcc(&vertices, &edges), "{what}");
+                }
+            }
+        }
     }
 
     #[test]
