@@ -30,6 +30,18 @@
 //! * A vertex enters the result when it gets its first link, self-loop or vertex-file entry, and
 //!   leaves when the last goes.
 //!
+//! **Across workers** ([`WccDynamic::shares`], not the default): every worker keeps the forest
+//! of its share of the vertex pairs (routed by a hash of the pair) with component tags instead
+//! of smallest ids (a merge relabels the smaller tree, a split the exhausted side) and forwards,
+//! per time, only the net change of its forest edges and of its vertices' presence (a vertex is
+//! present in a share while the share has a link or self-loop at it); worker 0 keeps the forest
+//! of the union of these forests, which has the components of the whole graph, counting each
+//! share's presence as a self-loop, and emits the labels. Its input is at most `workers ×
+//! (vertices − 1)` forest edges, but that graph is sparse, so a forwarded forest-edge removal
+//! makes worker 0 search long for a replacement: on the streams measured (R-MAT sliding window
+//! and churn, 2 workers) this was 1.7–6× slower per epoch than sending every record to worker 0,
+//! which is therefore the default.
+//!
 //! **Bounded work.** The replacement searches of one time may take at most `factor × (links +
 //! vertices)` steps (`factor` from [`WccDynamic::budget`], else the environment variable
 //! `RIPPLES_WCC_FALLBACK_BUDGET`, else 1). A search that would exceed it stops; the rest of the
@@ -44,7 +56,7 @@
 //! relabelling of the side whose label changes (the output itself); a non-tree deletion O(1); a
 //! forest-edge deletion at most twice the smaller side's adjacency (often much less: the search
 //! stops at the first replacement), plus on a split the relabelling of the side whose label
-//! changes. Everything runs at one worker: more workers only spread the input's exchange.
+//! changes. By default everything runs at one worker: more workers only spread the input.
 //!
 //! In debug builds the forest is checked after every time: acyclic, every forest edge a present
 //! link, forest size = vertices − components, every non-tree edge inside one tree, every label
@@ -94,6 +106,10 @@ pub struct WccDynamic {
     pub budget: Option<f64>,
     /// Counts this dataflow's fallback rebuilds, if given.
     pub fallbacks: Option<Arc<AtomicU64>>,
+    /// With several workers: every worker keeps the forest of its share and forwards only its
+    /// forest's changes to worker 0 (see the module docs; slower than the default, which sends
+    /// every record to worker 0, on the streams measured so far).
+    pub shares: bool,
 }
 
 impl Algorithm for WccDynamic {
@@ -101,7 +117,7 @@ impl Algorithm for WccDynamic {
         "wcc".to_string()
     }
     fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
-        wcc_dynamic(input, self.budget, self.fallbacks.clone())
+        wcc_dynamic(input, self.budget, self.fallbacks.clone(), self.shares)
     }
 }
 
@@ -910,8 +926,9 @@ fn pair_worker(a: Node, b: Node) -> u64 {
     (lo.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ hi.rotate_left(29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 17
 }
 
-/// The fully dynamic path as a dataflow. With one worker, that worker keeps the forest and emits
-/// labels. With several, every worker keeps the forest of its share of the vertex pairs (routed
+/// The fully dynamic path as a dataflow. Without `shares` (or with one worker), every record goes
+/// to worker 0, which keeps the forest and emits labels. With `shares` and several workers, every
+/// worker keeps the forest of its share of the vertex pairs (routed
 /// by a hash of the pair) in summary mode and forwards, per time, only the net change of its
 /// forest edges and of its vertices' presence; worker 0 keeps the forest of the union of these
 /// forests (it has the components of the whole graph), a worker's presence counting as a
@@ -921,12 +938,13 @@ pub fn wcc_dynamic<'a>(
     input: GraphInput<'a>,
     budget: Option<f64>,
     fallbacks: Option<Arc<AtomicU64>>,
+    shares: bool,
 ) -> ResultCollection<'a> {
     let factor = budget.or_else(budget_from_env).unwrap_or(DEFAULT_BUDGET);
     let peers = input.edges.scope().peers();
     let edges = input.edges.inner.map(|((s, d, _w), t, diff)| ((s, d, 0u8), t, diff));
     let vertices = input.vertices.inner.map(|(v, t, diff)| ((v, v, 1u8), t, diff));
-    let edges = if peers > 1 {
+    let edges = if shares && peers > 1 {
         let share = DynamicForest::summary(factor).with_counter(fallbacks.clone());
         forest_operator(edges, |x: &Event| pair_worker(x.0 .0, x.0 .1), "WccDynamicShare", share)
             .map(|((a, b), t, diff)| ((a, b, 0u8), t, diff))
