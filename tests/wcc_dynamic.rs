@@ -330,3 +330,106 @@ fn rmat_scale_14_against_the_oracle() {
         assert_eq!(states[epoch], ripples::oracle::wcc(&vs, &es), "seed {seed}: epoch {epoch} differs from the oracle");
     }
 }
+
+/// Not a check: the sequential cost of the two designs on the same epochs, without scheduling
+/// noise (`cargo test --release --test wcc_dynamic cost_breakdown -- --ignored --nocapture`):
+/// one forest of every link, against two share forests (summary mode) plus the forest of their
+/// union. Prints the mean and p50 per epoch of each part.
+#[test]
+#[ignore]
+fn cost_breakdown() {
+    use ripples::dataflow::wcc_dynamic::DynamicForest;
+    use std::time::Instant;
+    type Batch = Vec<(Node, Node, Diff)>;
+    let churn = || -> (Batch, Vec<Batch>) {
+        let base = ripples::sources::generate::rmat(18, 16, 1);
+        let fresh = ripples::sources::generate::rmat(18, 16, 2);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut present = base.clone();
+        let mut fresh = fresh.into_iter();
+        let epochs = (0..200)
+            .map(|_| {
+                let mut b = Vec::new();
+                for _ in 0..1000 {
+                    let e = present.swap_remove(rng.gen_range(0..present.len()));
+                    b.push((e.0, e.1, -1));
+                }
+                for _ in 0..1000 {
+                    let e = fresh.next().expect("enough fresh edges");
+                    present.push(e);
+                    b.push((e.0, e.1, 1));
+                }
+                b
+            })
+            .collect();
+        (base.iter().map(|&(a, b)| (a, b, 1)).collect(), epochs)
+    };
+    let window = || -> (Batch, Vec<Batch>) {
+        let edges = ripples::sources::generate::rmat(20, 2, 1);
+        let w = 1_000_000;
+        let initial = edges[..w].iter().map(|&(a, b)| (a, b, 1)).collect();
+        let epochs = (0..500)
+            .map(|i| {
+                let (lo, hi) = (i * 1000, w + i * 1000);
+                let mut b: Batch = edges[hi..hi + 1000].iter().map(|&(a, b)| (a, b, 1)).collect();
+                b.extend(edges[lo..lo + 1000].iter().map(|&(a, b)| (a, b, -1)));
+                b
+            })
+            .collect();
+        (initial, epochs)
+    };
+    let stats = |mut v: Vec<f64>| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        v.sort_by(|a, b| a.total_cmp(b));
+        format!("mean {:.3} ms p50 {:.3} ms p99 {:.3} ms", mean, v[v.len() / 2], v[v.len() * 99 / 100])
+    };
+    for (name, (initial, epochs)) in [("churn scale 18", churn()), ("window scale 20", window())] {
+        let route = |a: Node, b: Node| ((a.min(b).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ a.max(b)) >> 7) % 2;
+        let mut one = DynamicForest::new(1.0);
+        let mut shares = [DynamicForest::summary(1.0), DynamicForest::summary(1.0)];
+        let mut top = DynamicForest::new(1.0);
+        let (mut t_one, mut t_share, mut t_top, mut forwarded) = (Vec::new(), Vec::new(), Vec::new(), 0usize);
+        for (i, batch) in std::iter::once(&initial).chain(epochs.iter()).enumerate() {
+            let mut out = Vec::new();
+            let started = Instant::now();
+            one.apply(&[], &mut batch.clone(), &mut out);
+            let single = started.elapsed().as_secs_f64() * 1e3;
+            let mut up: Batch = Vec::new();
+            let mut slowest: f64 = 0.0;
+            for (k, share) in shares.iter_mut().enumerate() {
+                let mut part: Batch = batch.iter().copied().filter(|e| route(e.0, e.1) == k as u64).collect();
+                let mut summary = Vec::new();
+                let started = Instant::now();
+                share.apply(&[], &mut part, &mut summary);
+                slowest = slowest.max(started.elapsed().as_secs_f64() * 1e3);
+                up.extend(summary.into_iter().map(|((a, b), d)| (a, b, d)));
+            }
+            let n = up.len();
+            let mut top_out = Vec::new();
+            let started = Instant::now();
+            top.apply(&[], &mut up, &mut top_out);
+            let merge = started.elapsed().as_secs_f64() * 1e3;
+            let (mut x, mut y) = (out, top_out);
+            x.sort();
+            y.sort();
+            assert!(x == y, "{name} epoch {i}: the two designs differ");
+            if i > 0 {
+                t_one.push(single);
+                t_share.push(slowest);
+                t_top.push(merge);
+                forwarded += n;
+            }
+        }
+        println!("{name}: one forest: {}", stats(t_one));
+        println!("{name}: slower share forest: {}", stats(t_share));
+        println!("{name}: union forest at worker 0: {}", stats(t_top));
+        println!("{name}: forwarded records per epoch: {}", forwarded / epochs.len());
+        println!(
+            "{name}: fallbacks: one {} shares {} {} union {}",
+            one.fallbacks(),
+            shares[0].fallbacks(),
+            shares[1].fallbacks(),
+            top.fallbacks()
+        );
+    }
+}

@@ -75,7 +75,7 @@ impl Algorithm for Wcc {
         } else if let Some(span) = input.edge_lifetime {
             super::wcc_window::wcc_window(input, span)
         } else {
-            super::wcc_dynamic::wcc_dynamic(input, None, None, false)
+            super::wcc_dynamic::wcc_dynamic(input, None, None, super::wcc_dynamic::shares_from_env())
         }
     }
 }

@@ -37,10 +37,15 @@
 //! present in a share while the share has a link or self-loop at it); worker 0 keeps the forest
 //! of the union of these forests, which has the components of the whole graph, counting each
 //! share's presence as a self-loop, and emits the labels. Its input is at most `workers ×
-//! (vertices − 1)` forest edges, but that graph is sparse, so a forwarded forest-edge removal
-//! makes worker 0 search long for a replacement: on the streams measured (R-MAT sliding window
-//! and churn, 2 workers) this was 1.7–6× slower per epoch than sending every record to worker 0,
-//! which is therefore the default.
+//! (vertices − 1)` forest edges (per time: only the forest changes, ~0.3–1.2 per update in the
+//! runs below), but that graph is sparse, so its replacement searches run longer than in the whole
+//! graph. Measured sequentially (`cost_breakdown` in `tests/wcc_dynamic.rs`, 2 shares, 1,000
+//! deletions and 1,000 insertions per epoch), the slower share plus the union forest took 0.78×
+//! the single forest's p50 on R-MAT churn (scale 18) and 1.08× on a sliding window (scale 20); on
+//! the 2-core machine it adds a second stage (one more progress round per epoch) and end-to-end
+//! runs with 2 workers were dominated by scheduling noise for both designs. So it is opt-in
+//! (also `RIPPLES_WCC_SHARES=1` for [`super::wcc::Wcc`]); by default every record goes to
+//! worker 0.
 //!
 //! **Bounded work.** The replacement searches of one time may take at most `factor × (links +
 //! vertices)` steps (`factor` from [`WccDynamic::budget`], else the environment variable
@@ -91,6 +96,15 @@ pub fn fallback_count() -> u64 {
     FALLBACKS.load(Ordering::Relaxed)
 }
 
+/// The environment variable that makes [`super::wcc::Wcc`] keep a forest per worker's share
+/// (`1` or `true`; see [`WccDynamic::shares`]).
+pub const SHARES_VARIABLE: &str = "RIPPLES_WCC_SHARES";
+
+/// Whether [`SHARES_VARIABLE`] asks for per-worker shares.
+pub fn shares_from_env() -> bool {
+    std::env::var(SHARES_VARIABLE).map(|v| matches!(v.trim(), "1" | "true")).unwrap_or(false)
+}
+
 /// The budget factor from [`BUDGET_VARIABLE`], if it is set to a number ≥ 0.
 fn budget_from_env() -> Option<f64> {
     let v = std::env::var(BUDGET_VARIABLE).ok()?;
@@ -107,8 +121,8 @@ pub struct WccDynamic {
     /// Counts this dataflow's fallback rebuilds, if given.
     pub fallbacks: Option<Arc<AtomicU64>>,
     /// With several workers: every worker keeps the forest of its share and forwards only its
-    /// forest's changes to worker 0 (see the module docs; slower than the default, which sends
-    /// every record to worker 0, on the streams measured so far).
+    /// forest's changes to worker 0 (see the module docs; the default sends every record to
+    /// worker 0).
     pub shares: bool,
 }
 
