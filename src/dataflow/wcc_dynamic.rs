@@ -21,7 +21,9 @@
 //!   label is relabelled (a walk over its tree: exactly the vertices whose label changes); same
 //!   label: a non-tree edge.
 //! * *delete a link:* a non-tree edge is removed; a forest edge is cut and both sides are searched
-//!   at once, one adjacency entry at a time each, for a non-tree edge between them: a non-tree
+//!   at once, one adjacency entry at a time each (non-tree edges newest first: a newer
+//!   replacement tends to stay longer, which matters when the oldest edges leave first, as in a
+//!   sliding window given as explicit deletions), for a non-tree edge between them: a non-tree
 //!   edge seen from one side whose other end the other side has reached is a replacement (it
 //!   becomes a forest edge; no label changes); when one side is exhausted (it is the smaller
 //!   one, measured in adjacency entries) and none of its non-tree edges leaves it, the component
@@ -668,7 +670,8 @@ impl DynamicForest {
                     self.sides[s].queue.push(w);
                 }
             } else {
-                let l = vx.other[pos - nt];
+                // Newest first (lists grow at the end): a newer replacement tends to stay longer.
+                let l = vx.other[no - 1 - (pos - nt)];
                 let w = self.across(l, x);
                 let y = &self.vertices[w as usize];
                 if y.mark == stamp {
