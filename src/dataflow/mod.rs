@@ -21,6 +21,7 @@ pub mod scc;
 pub mod sssp;
 pub mod union_find;
 pub mod wcc;
+pub mod wcc_dynamic;
 pub mod wcc_window;
 
 use differential_dataflow::VecCollection;

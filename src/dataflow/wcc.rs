@@ -5,10 +5,10 @@
 //! edge counts while its multiplicity is positive; self-loops and parallel edges change nothing.
 //! A vertex that loses its last edge and is not in the vertex file leaves the result.
 //!
-//! Two implementations produce the same differential collection of `(vertex, smallest id)`
+//! Four implementations produce the same differential collection of `(vertex, smallest id)`
 //! changes, so everything downstream composes and the change logs are identical:
 //!
-//! **General path** ([`WccGeneral`], and [`Wcc`] when the stream deletes). Differential label
+//! **General path** ([`WccGeneral`], `ripples run wcc-general`). Differential label
 //! propagation with prioritised label introduction
 //! (`differential_dataflow::algorithms::graphs::propagate_at`) over the symmetrised edge multiset:
 //! each vertex starts with its own id as label, labels flow along edges, every vertex keeps the
@@ -20,6 +20,12 @@
 //! components relabels the one with the larger minimum; a deletion that splits a component
 //! relabels the part that lost the minimum (retracting the old label along that part first, up to
 //! its diameter in rounds). A deletion that does not split a component usually costs little.
+//!
+//! **Fully dynamic path** ([`Wcc`] when the stream deletes and no known-expiry window applies;
+//! [`super::wcc_dynamic::WccDynamic`] forces it): a spanning forest with non-tree adjacency at
+//! one worker; a deleted forest edge is replaced by a non-tree edge found by searching both sides
+//! of the cut at once (cost: the smaller side, usually far less), with a bounded-work fallback to
+//! a union-find rebuild; see [`super::wcc_dynamic`].
 //!
 //! **Windowed fast path** ([`Wcc`] in an event-time window without static edges, where every
 //! edge's expiry is known on arrival): a spanning forest that maximises expiry, at one worker;
@@ -51,11 +57,11 @@ use crate::types::{Diff, Edge, Node, Time};
 
 /// Weakly connected components: the insert-only fast path when the stream never deletes, the
 /// windowed fast path ([`super::wcc_window`]) when every edge's expiry is known on arrival, the
-/// general differential path otherwise.
+/// fully dynamic path ([`super::wcc_dynamic`]) otherwise.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Wcc;
 
-/// Weakly connected components, always on the general (fully dynamic) differential path.
+/// Weakly connected components, always on the general differential path (label propagation).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WccGeneral;
 
@@ -69,7 +75,7 @@ impl Algorithm for Wcc {
         } else if let Some(span) = input.edge_lifetime {
             super::wcc_window::wcc_window(input, span)
         } else {
-            wcc(input)
+            super::wcc_dynamic::wcc_dynamic(input, None, None, super::wcc_dynamic::shares_from_env())
         }
     }
 }

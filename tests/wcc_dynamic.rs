@@ -1,0 +1,435 @@
+//! The fully dynamic WCC path (`Wcc` on streams that delete) against the general differential
+//! path (`WccGeneral`) and the oracle: adversarial random streams (deletions aimed at the oldest
+//! edges, bridges and the minimum-id vertex of a component, multi-edges, self-loops,
+//! re-insertions, vertex-file vertices), random batch sizes, 1/2/3 workers, the fallback budget
+//! forced to 0; and a larger R-MAT run. Seeds are fixed and printed on failure.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use differential_dataflow::input::InputSession;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use ripples::dataflow::wcc::{Wcc, WccGeneral};
+use ripples::dataflow::wcc_dynamic::WccDynamic;
+use ripples::dataflow::{Algorithm, GraphInput};
+use ripples::driver::{self, MemoryStream, RunOptions};
+use ripples::sinks::Change;
+use ripples::types::{Diff, Node, Time, Update};
+use timely::dataflow::operators::{Inspect, Probe};
+use timely::dataflow::ProbeHandle;
+
+/// Labels of a multiset of edges (plain union-find; small graphs).
+fn components(pairs: &[(Node, Node)]) -> BTreeMap<Node, Node> {
+    let mut parent: BTreeMap<Node, Node> = BTreeMap::new();
+    fn find(p: &mut BTreeMap<Node, Node>, x: Node) -> Node {
+        let mut r = x;
+        while p[&r] != r {
+            r = p[&r];
+        }
+        p.insert(x, r);
+        r
+    }
+    for &(a, b) in pairs {
+        parent.entry(a).or_insert(a);
+        parent.entry(b).or_insert(b);
+        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+        if ra != rb {
+            let (lo, hi) = (ra.min(rb), ra.max(rb));
+            parent.insert(hi, lo);
+        }
+    }
+    let keys: Vec<Node> = parent.keys().copied().collect();
+    keys.into_iter().map(|v| (v, find(&mut parent, v))).collect()
+}
+
+/// An adversarial stream: the update sequence, the initial edges and the vertex file.
+fn adversarial_stream(seed: u64, vertices: usize, initial: usize, updates: usize) -> RandomStream {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let ids = id_pool(vertices);
+    let pick = |rng: &mut ChaCha8Rng| ids[rng.gen_range(0..ids.len())];
+    // Present copies in insertion order (the oldest are likely forest edges).
+    let mut present: Vec<(Node, Node)> = Vec::new();
+    let mut deleted: Vec<(Node, Node)> = Vec::new();
+    let mut init = Vec::new();
+    for _ in 0..initial {
+        let e = (pick(&mut rng), pick(&mut rng));
+        init.push(e);
+        present.push(e);
+    }
+    let vfile: Vec<Node> = ids.iter().copied().filter(|_| rng.gen_bool(0.1)).collect();
+    let mut out = Vec::new();
+    for _ in 0..updates {
+        let r: f64 = rng.gen();
+        let delete_at = if present.is_empty() {
+            None
+        } else if r < 0.15 {
+            Some(0) // the oldest copy
+        } else if r < 0.27 {
+            // A copy at the smallest id of a component.
+            let labels = components(&present);
+            let at_min: Vec<usize> = (0..present.len())
+                .filter(|&i| labels[&present[i].0] == present[i].0 || labels[&present[i].1] == present[i].1)
+                .collect();
+            (!at_min.is_empty()).then(|| at_min[rng.gen_range(0..at_min.len())])
+        } else if r < 0.39 {
+            // A bridge: the last copy of a pair whose removal splits its component.
+            let before = components(&present).values().collect::<BTreeSet<_>>().len();
+            let mut bridges = Vec::new();
+            for i in 0..present.len() {
+                let (a, b) = present[i];
+                let copies = present.iter().filter(|&&e| e == (a, b) || e == (b, a)).count();
+                if a == b || copies > 1 {
+                    continue;
+                }
+                let mut rest = present.clone();
+                rest.remove(i);
+                rest.extend([(a, a), (b, b)]);
+                if components(&rest).values().collect::<BTreeSet<_>>().len() > before {
+                    bridges.push(i);
+                }
+            }
+            (!bridges.is_empty()).then(|| bridges[rng.gen_range(0..bridges.len())])
+        } else if r < 0.5 {
+            Some(rng.gen_range(0..present.len()))
+        } else {
+            None
+        };
+        if let Some(i) = delete_at {
+            let e = present.remove(i);
+            deleted.push(e);
+            out.push(Update::delete(e.0, e.1));
+            continue;
+        }
+        let e = if r < 0.6 && !deleted.is_empty() {
+            deleted.swap_remove(rng.gen_range(0..deleted.len())) // a re-insertion
+        } else if r < 0.7 && !present.is_empty() {
+            let e = present[rng.gen_range(0..present.len())];
+            if rng.gen_bool(0.5) {
+                e
+            } else {
+                (e.1, e.0) // a parallel copy, either way round
+            }
+        } else if r < 0.76 {
+            let v = pick(&mut rng);
+            (v, v)
+        } else {
+            (pick(&mut rng), pick(&mut rng))
+        };
+        present.push(e);
+        out.push(Update::insert(e.0, e.1));
+    }
+    RandomStream { vertices: vfile, initial: init, epochs: vec![out] }
+}
+
+fn memory(s: &RandomStream, batch: usize) -> MemoryStream {
+    MemoryStream {
+        vertices: s.vertices.clone(),
+        initial: s.initial.iter().map(|&(a, b)| (a, b, None)).collect(),
+        updates: s.epochs.iter().flatten().copied().collect(),
+        batch,
+    }
+}
+
+fn changes<A: Algorithm>(s: &RandomStream, batch: usize, workers: usize, algorithm: A) -> Vec<Change> {
+    driver::run(RunOptions::memory(memory(s, batch), workers), algorithm)
+        .expect("run")
+        .expect("report")
+        .changes
+        .expect("changes")
+}
+
+/// Through the driver: the change logs of `Wcc` (dynamic path), `WccDynamic` with budget 0 and
+/// `WccGeneral` are identical, and equal to the oracle at every epoch.
+#[test]
+fn dynamic_path_equals_general_path_and_oracle() {
+    let mut fallbacks = 0;
+    for seed in 1..=6u64 {
+        let s = adversarial_stream(seed, 24 + seed as usize * 2, 20, 150);
+        let batch = 1 + (seed as usize * 3) % 8;
+        let general = changes(&s, batch, 1, WccGeneral);
+        let rebatched = RandomStream {
+            vertices: s.vertices.clone(),
+            initial: s.initial.clone(),
+            epochs: s.epochs[0].chunks(batch).map(|c| c.to_vec()).collect(),
+        };
+        let states = states_per_epoch(&general, rebatched.epochs.len() as u64);
+        for (epoch, counts) in edge_counts_per_epoch(&rebatched).iter().enumerate() {
+            let (vs, es) = oracle_input(&s.vertices, counts);
+            assert_eq!(states[epoch], ripples::oracle::wcc(&vs, &es), "seed {seed} batch {batch} epoch {epoch}");
+        }
+        for workers in [1, 2, 3] {
+            let dynamic = changes(&s, batch, workers, Wcc);
+            assert!(dynamic == general, "seed {seed} batch {batch} workers {workers}: Wcc's change log differs");
+            // With one worker, shares change nothing.
+            let variants: &[(Option<f64>, bool)] = if workers == 1 {
+                &[(Some(0.0), false)]
+            } else {
+                &[(Some(0.0), false), (None, true), (Some(0.0), true)]
+            };
+            for &(budget, shares) in variants {
+                let counter = Arc::new(AtomicU64::new(0));
+                let forced = WccDynamic { budget, fallbacks: Some(counter.clone()), shares };
+                let log = changes(&s, batch, workers, forced);
+                assert!(
+                    log == general,
+                    "seed {seed} batch {batch} workers {workers} budget {budget:?} shares {shares}: change log differs"
+                );
+                fallbacks += counter.load(Ordering::Relaxed);
+            }
+        }
+    }
+    assert!(fallbacks > 0, "budget 0 never fell back");
+}
+
+/// Runs `algorithm` on epochs of the given (random) sizes with `workers` workers, outside the
+/// driver; returns its raw output records (not consolidated).
+fn raw_output<A: Algorithm + Clone + Send + Sync>(
+    s: &RandomStream,
+    epochs: &[Vec<Update>],
+    workers: usize,
+    algorithm: A,
+) -> Vec<((Node, u64), Time, Diff)> {
+    let sink = Arc::new(Mutex::new(Vec::new()));
+    let (s, epochs) = (Arc::new(s.clone()), Arc::new(epochs.to_vec()));
+    let out = sink.clone();
+    timely::execute(timely::Config::process(workers), move |worker| {
+        let (index, peers) = (worker.index(), worker.peers());
+        let mut edges_in: InputSession<Time, ripples::types::Edge, Diff> = InputSession::new();
+        let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
+        let probe = ProbeHandle::new();
+        let out = out.clone();
+        let algorithm = algorithm.clone();
+        worker.dataflow::<Time, _, _>(|scope| {
+            let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), false);
+            algorithm.build(input).inner.inspect(move |x| out.lock().expect("sink").push(*x)).probe_with(&probe);
+        });
+        let weight = ripples::types::weight_bits(None);
+        if index == 0 {
+            for &v in &s.vertices {
+                vertices_in.update(v, 1);
+            }
+        }
+        vertices_in.close();
+        for (i, &(a, b)) in s.initial.iter().enumerate() {
+            if i % peers == index {
+                edges_in.update((a, b, weight), 1);
+            }
+        }
+        for (t, batch) in std::iter::once(&Vec::new()).chain(epochs.iter()).enumerate() {
+            for (i, u) in batch.iter().enumerate() {
+                if i % peers == index {
+                    edges_in.update((u.src, u.dst, weight), u.diff as Diff);
+                }
+            }
+            edges_in.advance_to(t as Time + 1);
+            edges_in.flush();
+            while probe.less_than(&(t as Time + 1)) {
+                worker.step();
+            }
+        }
+        edges_in.close();
+    })
+    .expect("timely");
+    let v = sink.lock().expect("sink").clone();
+    v
+}
+
+/// Sorted consolidated changes per time.
+fn consolidated(mut raw: Vec<((Node, u64), Time, Diff)>) -> Vec<((Node, u64), Time, Diff)> {
+    raw.sort_by_key(|&(r, t, _)| (t, r));
+    let mut out: Vec<((Node, u64), Time, Diff)> = Vec::new();
+    for (r, t, d) in raw {
+        match out.last_mut() {
+            Some(last) if last.0 == r && last.1 == t => last.2 += d,
+            _ => out.push((r, t, d)),
+        }
+    }
+    out.retain(|x| x.2 != 0);
+    out
+}
+
+/// Random epoch sizes (0 to 12 updates), outside the driver: the dynamic path's raw output is
+/// already net (every `(vertex, label)` at most once per time, diff ±1) and equals the general
+/// path's, consolidated.
+#[test]
+fn random_batch_sizes_and_net_output() {
+    for seed in 20..=23u64 {
+        let s = adversarial_stream(seed, 30, 25, 160);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xBA7C);
+        let mut epochs = Vec::new();
+        let mut rest = &s.epochs[0][..];
+        while !rest.is_empty() {
+            let k = rng.gen_range(0..=12).min(rest.len());
+            epochs.push(rest[..k].to_vec());
+            rest = &rest[k..];
+        }
+        let general = consolidated(raw_output(&s, &epochs, 1, WccGeneral));
+        for workers in [1, 2, 3] {
+            let variants: &[(Option<f64>, bool)] = if workers == 1 {
+                &[(None, false), (Some(0.0), false)]
+            } else {
+                &[(None, false), (None, true), (Some(0.0), true)]
+            };
+            for &(budget, shares) in variants {
+                let raw = raw_output(&s, &epochs, workers, WccDynamic { budget, fallbacks: None, shares });
+                let mut seen = BTreeSet::new();
+                for &(r, t, d) in &raw {
+                    assert!(d == 1 || d == -1, "seed {seed} workers {workers}: diff {d}");
+                    assert!(seen.insert((t, r)), "seed {seed} workers {workers} t {t}: {r:?} twice (net zero)");
+                }
+                assert!(
+                    consolidated(raw) == general,
+                    "seed {seed} workers {workers} budget {budget:?} shares {shares}: differs from the general path"
+                );
+            }
+        }
+    }
+}
+
+/// R-MAT scale 14 loaded at epoch 0, then 100,000 updates (deletions of random present copies,
+/// insertions of new R-MAT edges) in epochs of 2,000: the oracle at sampled epochs, and the same
+/// change log with per-worker shares.
+#[test]
+fn rmat_scale_14_against_the_oracle() {
+    let seed = 14;
+    let base = ripples::sources::generate::rmat(14, 4, seed);
+    let fresh = ripples::sources::generate::rmat(14, 4, seed + 1);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut present = base.clone();
+    let mut fresh = fresh.into_iter();
+    let mut updates = Vec::with_capacity(100_000);
+    while updates.len() < 100_000 {
+        if rng.gen_bool(0.5) && !present.is_empty() {
+            let e = present.swap_remove(rng.gen_range(0..present.len()));
+            updates.push(Update::delete(e.0, e.1));
+        } else if let Some(e) = fresh.next() {
+            present.push(e);
+            updates.push(Update::insert(e.0, e.1));
+        }
+    }
+    let batch = 2000;
+    let s =
+        RandomStream { vertices: vec![], initial: base, epochs: updates.chunks(batch).map(|c| c.to_vec()).collect() };
+    let report = driver::run(RunOptions { trusted_input: true, ..RunOptions::memory(memory(&s, batch), 2) }, Wcc)
+        .expect("run")
+        .expect("report");
+    let log = report.changes.expect("changes");
+    let spread = RunOptions { trusted_input: true, ..RunOptions::memory(memory(&s, batch), 2) };
+    let shares = WccDynamic { shares: true, ..WccDynamic::default() };
+    let spread = driver::run(spread, shares).expect("run").expect("report").changes.expect("changes");
+    assert!(spread == log, "seed {seed}: the change logs with and without shares differ");
+    let states = states_per_epoch(&log, s.epochs.len() as u64);
+    let counts = edge_counts_per_epoch(&s);
+    for epoch in [0, 1, 7, 25, 50] {
+        let (vs, es) = oracle_input(&[], &counts[epoch]);
+        assert_eq!(states[epoch], ripples::oracle::wcc(&vs, &es), "seed {seed}: epoch {epoch} differs from the oracle");
+    }
+}
+
+/// Not a check: the sequential cost of the two designs on the same epochs, without scheduling
+/// noise (`cargo test --release --test wcc_dynamic cost_breakdown -- --ignored --nocapture`):
+/// one forest of every link, against two share forests (summary mode) plus the forest of their
+/// union. Prints the mean and p50 per epoch of each part.
+#[test]
+#[ignore]
+fn cost_breakdown() {
+    use ripples::dataflow::wcc_dynamic::DynamicForest;
+    use std::time::Instant;
+    type Batch = Vec<(Node, Node, Diff)>;
+    let churn = || -> (Batch, Vec<Batch>) {
+        let base = ripples::sources::generate::rmat(18, 16, 1);
+        let fresh = ripples::sources::generate::rmat(18, 16, 2);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut present = base.clone();
+        let mut fresh = fresh.into_iter();
+        let epochs = (0..200)
+            .map(|_| {
+                let mut b = Vec::new();
+                for _ in 0..1000 {
+                    let e = present.swap_remove(rng.gen_range(0..present.len()));
+                    b.push((e.0, e.1, -1));
+                }
+                for _ in 0..1000 {
+                    let e = fresh.next().expect("enough fresh edges");
+                    present.push(e);
+                    b.push((e.0, e.1, 1));
+                }
+                b
+            })
+            .collect();
+        (base.iter().map(|&(a, b)| (a, b, 1)).collect(), epochs)
+    };
+    let window = || -> (Batch, Vec<Batch>) {
+        let edges = ripples::sources::generate::rmat(20, 2, 1);
+        let w = 1_000_000;
+        let initial = edges[..w].iter().map(|&(a, b)| (a, b, 1)).collect();
+        let epochs = (0..500)
+            .map(|i| {
+                let (lo, hi) = (i * 1000, w + i * 1000);
+                let mut b: Batch = edges[hi..hi + 1000].iter().map(|&(a, b)| (a, b, 1)).collect();
+                b.extend(edges[lo..lo + 1000].iter().map(|&(a, b)| (a, b, -1)));
+                b
+            })
+            .collect();
+        (initial, epochs)
+    };
+    let stats = |mut v: Vec<f64>| {
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        v.sort_by(|a, b| a.total_cmp(b));
+        format!("mean {:.3} ms p50 {:.3} ms p99 {:.3} ms", mean, v[v.len() / 2], v[v.len() * 99 / 100])
+    };
+    for (name, (initial, epochs)) in [("churn scale 18", churn()), ("window scale 20", window())] {
+        let route = |a: Node, b: Node| ((a.min(b).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ a.max(b)) >> 7) % 2;
+        let mut one = DynamicForest::new(1.0);
+        let mut shares = [DynamicForest::summary(1.0), DynamicForest::summary(1.0)];
+        let mut top = DynamicForest::new(1.0);
+        let (mut t_one, mut t_share, mut t_top, mut forwarded) = (Vec::new(), Vec::new(), Vec::new(), 0usize);
+        for (i, batch) in std::iter::once(&initial).chain(epochs.iter()).enumerate() {
+            let mut out = Vec::new();
+            let started = Instant::now();
+            one.apply(&[], &mut batch.clone(), &mut out);
+            let single = started.elapsed().as_secs_f64() * 1e3;
+            let mut up: Batch = Vec::new();
+            let mut slowest: f64 = 0.0;
+            for (k, share) in shares.iter_mut().enumerate() {
+                let mut part: Batch = batch.iter().copied().filter(|e| route(e.0, e.1) == k as u64).collect();
+                let mut summary = Vec::new();
+                let started = Instant::now();
+                share.apply(&[], &mut part, &mut summary);
+                slowest = slowest.max(started.elapsed().as_secs_f64() * 1e3);
+                up.extend(summary.into_iter().map(|((a, b), d)| (a, b, d)));
+            }
+            let n = up.len();
+            let mut top_out = Vec::new();
+            let started = Instant::now();
+            top.apply(&[], &mut up, &mut top_out);
+            let merge = started.elapsed().as_secs_f64() * 1e3;
+            let (mut x, mut y) = (out, top_out);
+            x.sort();
+            y.sort();
+            assert!(x == y, "{name} epoch {i}: the two designs differ");
+            if i > 0 {
+                t_one.push(single);
+                t_share.push(slowest);
+                t_top.push(merge);
+                forwarded += n;
+            }
+        }
+        println!("{name}: one forest: {}", stats(t_one));
+        println!("{name}: slower share forest: {}", stats(t_share));
+        println!("{name}: union forest at worker 0: {}", stats(t_top));
+        println!("{name}: forwarded records per epoch: {}", forwarded / epochs.len());
+        println!(
+            "{name}: fallbacks: one {} shares {} {} union {}",
+            one.fallbacks(),
+            shares[0].fallbacks(),
+            shares[1].fallbacks(),
+            top.fallbacks()
+        );
+    }
+}
