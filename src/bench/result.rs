@@ -66,6 +66,10 @@ pub struct SystemResult {
     pub partial: bool,
     /// Final result agrees with the reference system (set by the parent).
     pub agrees: Option<bool>,
+    /// Rebuilds of the fully dynamic WCC forest from scratch (its bounded-work fallback) during
+    /// the run; `None` where no dynamic forest ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wcc_fallbacks: Option<u64>,
 }
 
 impl SystemResult {

@@ -12,6 +12,9 @@ pub fn table(results: &[SystemResult]) -> String {
     );
     for r in results {
         let mut notes = Vec::new();
+        if let Some(n) = r.wcc_fallbacks {
+            notes.push(format!("{} fallback rebuild(s)", n));
+        }
         if r.partial {
             notes.push(format!("partial: {} updates in the time limit", r.updates));
         }
