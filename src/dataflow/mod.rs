@@ -14,6 +14,7 @@
 
 pub mod bfs;
 pub mod cdlp;
+pub mod degree;
 pub mod lcc;
 pub mod link_cut;
 pub mod pagerank;
@@ -165,7 +166,17 @@ where
 }
 
 /// The names of the built-in algorithms `ripples run` accepts.
-pub const ALGORITHMS: &[&str] = &["bfs", "cdlp", "lcc", "pagerank", "scc", "sssp", "wcc"];
+pub const ALGORITHMS: &[&str] = &[
+    "bfs",
+    "cdlp",
+    "degree",
+    "degree-distribution",
+    "lcc",
+    "pagerank",
+    "scc",
+    "sssp",
+    "wcc",
+];
 
 /// Parameters of the built-in algorithms, as given on the command line.
 #[derive(Clone, Debug, Default)]
@@ -199,6 +210,8 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
         }
         "cdlp" => Ok(Box::new(cdlp::Cdlp { iterations, undirected: params.undirected })),
         "lcc" => Ok(Box::new(lcc::Lcc { undirected: params.undirected })),
+        "degree" => Ok(Box::new(degree::Degree)),
+        "degree-distribution" => Ok(Box::new(degree::DegreeDistribution)),
         other => Err(AlgorithmError::Unknown(other.to_string())),
     }
 }
