@@ -20,6 +20,7 @@ pub mod link_cut;
 pub mod pagerank;
 pub mod scc;
 pub mod sssp;
+pub mod triangles;
 pub mod union_find;
 pub mod wcc;
 pub mod wcc_window;
@@ -175,6 +176,7 @@ pub const ALGORITHMS: &[&str] = &[
     "pagerank",
     "scc",
     "sssp",
+    "triangles",
     "wcc",
 ];
 
@@ -212,6 +214,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
         "lcc" => Ok(Box::new(lcc::Lcc { undirected: params.undirected })),
         "degree" => Ok(Box::new(degree::Degree)),
         "degree-distribution" => Ok(Box::new(degree::DegreeDistribution)),
+        "triangles" => Ok(Box::new(triangles::Triangles)),
         other => Err(AlgorithmError::Unknown(other.to_string())),
     }
 }

@@ -48,6 +48,7 @@ pub mod lcc;
 pub mod pagerank;
 pub mod scc;
 pub mod sssp;
+pub mod triangles;
 pub mod wcc;
 
 pub use bfs::{bfs, BFS_UNREACHABLE};
@@ -57,6 +58,7 @@ pub use lcc::lcc;
 pub use pagerank::pagerank;
 pub use scc::scc;
 pub use sssp::sssp;
+pub use triangles::triangles;
 pub use wcc::wcc;
 
 /// The neighbour sets of the undirected simple graph of `edges`: direction, duplicates and
