@@ -15,6 +15,7 @@
 pub mod bfs;
 pub mod cdlp;
 pub mod degree;
+pub mod kcore;
 pub mod lcc;
 pub mod link_cut;
 pub mod pagerank;
@@ -172,6 +173,7 @@ pub const ALGORITHMS: &[&str] = &[
     "cdlp",
     "degree",
     "degree-distribution",
+    "kcore",
     "lcc",
     "pagerank",
     "scc",
@@ -215,6 +217,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
         "degree" => Ok(Box::new(degree::Degree)),
         "degree-distribution" => Ok(Box::new(degree::DegreeDistribution)),
         "triangles" => Ok(Box::new(triangles::Triangles)),
+        "kcore" => Ok(Box::new(kcore::KCore)),
         other => Err(AlgorithmError::Unknown(other.to_string())),
     }
 }
