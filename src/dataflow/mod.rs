@@ -13,6 +13,7 @@
 //! [`ResultCollection`] gets the same driver, flags, outputs and metrics as the built-in ones.
 
 pub mod bfs;
+pub mod bipartite;
 pub mod cdlp;
 pub mod degree;
 pub mod kcore;
@@ -170,6 +171,7 @@ where
 /// The names of the built-in algorithms `ripples run` accepts.
 pub const ALGORITHMS: &[&str] = &[
     "bfs",
+    "bipartite",
     "cdlp",
     "degree",
     "degree-distribution",
@@ -218,6 +220,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
         "degree-distribution" => Ok(Box::new(degree::DegreeDistribution)),
         "triangles" => Ok(Box::new(triangles::Triangles)),
         "kcore" => Ok(Box::new(kcore::KCore)),
+        "bipartite" => Ok(Box::new(bipartite::Bipartite)),
         other => Err(AlgorithmError::Unknown(other.to_string())),
     }
 }

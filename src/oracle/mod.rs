@@ -42,6 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::types::Node;
 
 pub mod bfs;
+pub mod bipartite;
 pub mod cdlp;
 pub mod degree;
 pub mod kcore;
@@ -53,6 +54,7 @@ pub mod triangles;
 pub mod wcc;
 
 pub use bfs::{bfs, BFS_UNREACHABLE};
+pub use bipartite::bipartite;
 pub use cdlp::cdlp;
 pub use degree::{degree, degree_distribution};
 pub use kcore::kcore;
