@@ -74,7 +74,7 @@ pub fn corners<'a>(pairs: PairCollection<'a>) -> NodeCollection<'a> {
             Exchange::new(|_x: &Change| 0u64),
             "TriangleCorners",
             |_capability, _info| {
-                let mut pending: BTreeMap<Time, (Capability<Time>, HashMap<(Node, Node), Diff>)> = BTreeMap::new();
+                let mut pending: BTreeMap<Time, (Capability<Time>, PairChanges)> = BTreeMap::new();
                 let mut adjacency = Adjacency::default();
                 let mut delta: HashMap<Node, Diff> = HashMap::new();
                 move |(input, frontier), output| {
@@ -105,6 +105,9 @@ pub fn corners<'a>(pairs: PairCollection<'a>) -> NodeCollection<'a> {
         )
         .as_collection()
 }
+
+/// The net changes of the pairs at one time.
+type PairChanges = HashMap<(Node, Node), Diff>;
 
 /// The adjacency sets of the present pairs.
 #[derive(Default)]
