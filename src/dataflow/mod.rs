@@ -220,6 +220,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
         "degree-distribution" => Ok(Box::new(degree::DegreeDistribution)),
         "triangles" => Ok(Box::new(triangles::Triangles)),
         "kcore" => Ok(Box::new(kcore::KCore)),
+        "kcore-iterate" => Ok(Box::new(kcore::KCoreIterate)),
         "bipartite" => Ok(Box::new(bipartite::Bipartite)),
         other => Err(AlgorithmError::Unknown(other.to_string())),
     }
