@@ -124,8 +124,16 @@ pub fn core_counts<'a>(pairs: PairCollection<'a>) -> NodeCollection<'a> {
                         // Deterministic order (the result does not depend on it).
                         let mut changes: Vec<_> = changes.into_iter().filter(|(_, d)| *d != 0).collect();
                         changes.sort_unstable();
-                        for ((a, b), diff) in changes {
-                            cores.apply(a, b, diff, &mut delta);
+                        if changes.len() > RECOMPUTE_FLOOR && changes.len() * RECOMPUTE_RATIO > cores.pairs {
+                            // A large batch (the initial graph): peel from scratch.
+                            for ((a, b), diff) in changes {
+                                cores.link(a, b, diff);
+                            }
+                            cores.recompute(&mut delta);
+                        } else {
+                            for ((a, b), diff) in changes {
+                                cores.apply(a, b, diff, &mut delta);
+                            }
                         }
                         let mut session = output.session(&cap);
                         for (&v, &d) in delta.iter() {
@@ -143,14 +151,103 @@ pub fn core_counts<'a>(pairs: PairCollection<'a>) -> NodeCollection<'a> {
 /// The net changes of the pairs at one time.
 type PairChanges = HashMap<(Node, Node), Diff>;
 
+/// A time with more than this many pair changes, and more than `1 / RECOMPUTE_RATIO` of the
+/// present pairs after it, is peeled from scratch instead of maintained change by change.
+const RECOMPUTE_FLOOR: usize = 1_000;
+const RECOMPUTE_RATIO: usize = 8;
+
 /// The adjacency of the present pairs and the core number of every vertex with a neighbour.
 #[derive(Default)]
 struct Cores {
     neighbours: HashMap<Node, HashSet<Node>>,
     core: HashMap<Node, u64>,
+    /// The number of present pairs.
+    pairs: usize,
 }
 
 impl Cores {
+    /// Applies the net change `diff` (±1) of pair `{a, b}` to the adjacency alone.
+    fn link(&mut self, a: Node, b: Node, diff: Diff) {
+        let present = self.neighbours.get(&a).is_some_and(|n| n.contains(&b));
+        assert!(
+            (diff == 1 && !present) || (diff == -1 && present),
+            "internal error: pair ({a}, {b}) changes by {diff} (present: {present}) in a set"
+        );
+        if diff > 0 {
+            self.neighbours.entry(a).or_default().insert(b);
+            self.neighbours.entry(b).or_default().insert(a);
+            self.pairs += 1;
+        } else {
+            for (x, y) in [(a, b), (b, a)] {
+                if let Some(n) = self.neighbours.get_mut(&x) {
+                    n.remove(&y);
+                    if n.is_empty() {
+                        self.neighbours.remove(&x);
+                    }
+                }
+            }
+            self.pairs -= 1;
+        }
+    }
+
+    /// Recomputes every core number by bucket peeling (Batagelj and Zaversnik, `O(|E|)`),
+    /// adding the changes to `delta`.
+    fn recompute(&mut self, delta: &mut HashMap<Node, Diff>) {
+        let ids: Vec<Node> = self.neighbours.keys().copied().collect();
+        let index: HashMap<Node, usize> = ids.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+        let mut degree: Vec<usize> = ids.iter().map(|v| self.neighbours[v].len()).collect();
+        let max = degree.iter().copied().max().unwrap_or(0);
+        // Vertices sorted by degree, with the start of each degree's bin.
+        let mut start = vec![0usize; max + 2];
+        for &d in &degree {
+            start[d + 1] += 1;
+        }
+        for d in 1..start.len() {
+            start[d] += start[d - 1];
+        }
+        let mut order = vec![0usize; ids.len()];
+        let mut position = vec![0usize; ids.len()];
+        let mut fill = start.clone();
+        for (i, &d) in degree.iter().enumerate() {
+            position[i] = fill[d];
+            order[fill[d]] = i;
+            fill[d] += 1;
+        }
+        for k in 0..order.len() {
+            let v = order[k];
+            for u in &self.neighbours[&ids[v]] {
+                let u = index[u];
+                if degree[u] > degree[v] {
+                    // Move u to the front of its bin, then shrink the bin by one.
+                    let du = degree[u];
+                    let (pu, pw) = (position[u], start[du]);
+                    let w = order[pw];
+                    order.swap(pu, pw);
+                    position[u] = pw;
+                    position[w] = pu;
+                    start[du] += 1;
+                    degree[u] -= 1;
+                }
+            }
+        }
+        let mut new: HashMap<Node, u64> = HashMap::with_capacity(ids.len());
+        for (i, &v) in ids.iter().enumerate() {
+            new.insert(v, degree[i] as u64);
+        }
+        for (&v, &old) in self.core.iter() {
+            let now = new.get(&v).copied().unwrap_or(0);
+            if now != old {
+                *delta.entry(v).or_insert(0) += now as Diff - old as Diff;
+            }
+        }
+        for (&v, &now) in new.iter() {
+            if !self.core.contains_key(&v) && now != 0 {
+                *delta.entry(v).or_insert(0) += now as Diff;
+            }
+        }
+        self.core = new;
+    }
+
     fn core(&self, v: Node) -> u64 {
         self.core.get(&v).copied().unwrap_or(0)
     }
@@ -166,26 +263,9 @@ impl Cores {
     /// Applies the net change `diff` (±1, taking the pair's multiplicity to 0 or 1) of pair
     /// `{a, b}`, adding the core-number changes to `delta`.
     fn apply(&mut self, a: Node, b: Node, diff: Diff, delta: &mut HashMap<Node, Diff>) {
-        let present = self.neighbours.get(&a).is_some_and(|n| n.contains(&b));
-        assert!(
-            (diff == 1 && !present) || (diff == -1 && present),
-            "internal error: pair ({a}, {b}) changes by {diff} (present: {present}) in a set"
-        );
         let k = self.core(a).min(self.core(b));
         let roots: Vec<Node> = [a, b].into_iter().filter(|&v| self.core(v) == k).collect();
-        if diff > 0 {
-            self.neighbours.entry(a).or_default().insert(b);
-            self.neighbours.entry(b).or_default().insert(a);
-        } else {
-            for (x, y) in [(a, b), (b, a)] {
-                if let Some(n) = self.neighbours.get_mut(&x) {
-                    n.remove(&y);
-                    if n.is_empty() {
-                        self.neighbours.remove(&x);
-                    }
-                }
-            }
-        }
+        self.link(a, b, diff);
         // The subcore: vertices of core k connected to a root through vertices of core k.
         let mut subcore: HashMap<Node, u64> = HashMap::new();
         let mut order = Vec::new();
@@ -272,7 +352,64 @@ pub fn kcore_iterate<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::h_index;
+    use super::{h_index, Cores};
+    use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+    fn check(cores: &Cores, what: &str) {
+        let edges: Vec<(u64, u64, f64)> =
+            cores.neighbours.iter().flat_map(|(&a, n)| n.iter().map(move |&b| (a, b, 1.0))).collect();
+        let vertices: BTreeSet<u64> = cores.neighbours.keys().copied().collect();
+        let want: BTreeMap<u64, u64> = crate::oracle::kcore(&vertices, &edges);
+        let got: BTreeMap<u64, u64> = vertices.iter().map(|&v| (v, cores.core(v))).collect();
+        assert_eq!(got, want, "{}", what);
+        assert!(cores.core.keys().all(|v| vertices.contains(v)), "{}: a core number without neighbours", what);
+    }
+
+    #[test]
+    fn peeling_and_maintenance_agree_with_the_oracle() {
+        // A small deterministic pseudo-random graph: a linear congruential generator.
+        let mut x = 12345u64;
+        let mut next = |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut cores = Cores::default();
+        let mut delta = HashMap::new();
+        let mut present: Vec<(u64, u64)> = Vec::new();
+        while present.len() < 600 {
+            let (a, b) = (next(120), next(120));
+            let (a, b) = (a.min(b), a.max(b));
+            if a != b && !present.contains(&(a, b)) {
+                cores.link(a, b, 1);
+                present.push((a, b));
+            }
+        }
+        cores.recompute(&mut delta);
+        check(&cores, "after peeling");
+        let total: isize = delta.values().sum();
+        assert_eq!(total as u64, cores.core.values().sum::<u64>(), "delta from nothing is the cores");
+        for step in 0..400 {
+            if step % 2 == 0 {
+                let (a, b) = present.swap_remove(next(present.len() as u64) as usize);
+                cores.apply(a, b, -1, &mut delta);
+            } else {
+                let (a, b) = (next(120), next(120));
+                let (a, b) = (a.min(b), a.max(b));
+                if a == b || present.contains(&(a, b)) {
+                    continue;
+                }
+                present.push((a, b));
+                cores.apply(a, b, 1, &mut delta);
+            }
+            if step % 40 == 0 {
+                check(&cores, &format!("step {}", step));
+            }
+        }
+        check(&cores, "after maintenance");
+        delta.clear();
+        cores.recompute(&mut delta);
+        assert!(delta.values().all(|&d| d == 0), "peeling again changes nothing");
+    }
 
     #[test]
     fn h_index_of_multisets() {
