@@ -42,8 +42,13 @@
 //! a neighbour, and the final `reduce` (two records per vertex). A pair change costs
 //! `O(Σ deg(w))` over the subcore vertices `w` (a breadth-first search of the subcore and the
 //! evictions), usually a small part of the graph, and changes the output of the vertices whose
-//! core number moves by 1; a parallel copy or a self-loop costs only the `distinct`. All of it is
-//! done by one worker. [`KCoreIterate`]: the arranged arcs, the degrees, and per round of the
+//! core number moves by 1; a parallel copy or a self-loop costs only the `distinct`. Within a
+//! time, once the searches have looked at about twice (pairs + vertices) adjacency entries, the
+//! rest of the time's changes are applied and the core numbers peeled from scratch (`O(|E|)`),
+//! and a time with more changes than an eighth of the pairs (the initial graph) is peeled
+//! directly: a time never costs much more than a recomputation. On R-MAT scale 16 with epochs of
+//! 1,000 changes, p50 is 6.7× below a sequential recomputation (README). All of it is done by
+//! one worker. [`KCoreIterate`]: the arranged arcs, the degrees, and per round of the
 //! iteration the values that changed in that round; the number of rounds is at most the longest
 //! chain of decreases (about `n / 2` for a path of `n` vertices); an update re-evaluates, in
 //! each round, the neighbours of the vertices whose value changed in the previous round (`O(deg)`
@@ -131,8 +136,21 @@ pub fn core_counts<'a>(pairs: PairCollection<'a>) -> NodeCollection<'a> {
                             }
                             cores.recompute(&mut delta);
                         } else {
-                            for ((a, b), diff) in changes {
-                                cores.apply(a, b, diff, &mut delta);
+                            // Change by change while that costs less than peeling; then peel.
+                            let budget = WORK_FLOOR.max(WORK_RATIO * (cores.pairs + cores.core.len()));
+                            let mut work = 0;
+                            let mut changes = changes.into_iter();
+                            for ((a, b), diff) in changes.by_ref() {
+                                work += cores.apply(a, b, diff, &mut delta);
+                                if work > budget {
+                                    break;
+                                }
+                            }
+                            if work > budget {
+                                for ((a, b), diff) in changes {
+                                    cores.link(a, b, diff);
+                                }
+                                cores.recompute(&mut delta);
                             }
                         }
                         let mut session = output.session(&cap);
@@ -155,6 +173,12 @@ type PairChanges = HashMap<(Node, Node), Diff>;
 /// present pairs after it, is peeled from scratch instead of maintained change by change.
 const RECOMPUTE_FLOOR: usize = 1_000;
 const RECOMPUTE_RATIO: usize = 8;
+/// Within a time, once the subcore searches have looked at more than `WORK_RATIO` times (pairs +
+/// vertices) adjacency entries (and at least `WORK_FLOOR`), the rest of the time's changes are
+/// applied to the adjacency and the core numbers peeled from scratch: an epoch never costs much
+/// more than a recomputation.
+const WORK_FLOOR: usize = 100_000;
+const WORK_RATIO: usize = 2;
 
 /// The adjacency of the present pairs and the core number of every vertex with a neighbour.
 #[derive(Default)]
@@ -261,8 +285,9 @@ impl Cores {
     }
 
     /// Applies the net change `diff` (±1, taking the pair's multiplicity to 0 or 1) of pair
-    /// `{a, b}`, adding the core-number changes to `delta`.
-    fn apply(&mut self, a: Node, b: Node, diff: Diff, delta: &mut HashMap<Node, Diff>) {
+    /// `{a, b}`, adding the core-number changes to `delta`; returns the number of adjacency
+    /// entries it looked at.
+    fn apply(&mut self, a: Node, b: Node, diff: Diff, delta: &mut HashMap<Node, Diff>) -> usize {
         let k = self.core(a).min(self.core(b));
         let roots: Vec<Node> = [a, b].into_iter().filter(|&v| self.core(v) == k).collect();
         self.link(a, b, diff);
@@ -276,11 +301,14 @@ impl Cores {
         }
         let empty = HashSet::new();
         let mut next = 0;
+        let mut work = 0;
         while next < order.len() {
             let w = order[next];
             next += 1;
             let mut cd = 0;
-            for &x in self.neighbours.get(&w).unwrap_or(&empty) {
+            let around = self.neighbours.get(&w).unwrap_or(&empty);
+            work += around.len();
+            for &x in around {
                 let kx = self.core(x);
                 if kx >= k {
                     cd += 1;
@@ -321,6 +349,7 @@ impl Cores {
                 *delta.entry(w).or_insert(0) += diff;
             }
         }
+        2 * work
     }
 }
 
@@ -391,7 +420,7 @@ mod tests {
         for step in 0..400 {
             if step % 2 == 0 {
                 let (a, b) = present.swap_remove(next(present.len() as u64) as usize);
-                cores.apply(a, b, -1, &mut delta);
+                let _ = cores.apply(a, b, -1, &mut delta);
             } else {
                 let (a, b) = (next(120), next(120));
                 let (a, b) = (a.min(b), a.max(b));
@@ -399,7 +428,7 @@ mod tests {
                     continue;
                 }
                 present.push((a, b));
-                cores.apply(a, b, 1, &mut delta);
+                let _ = cores.apply(a, b, 1, &mut delta);
             }
             if step % 40 == 0 {
                 check(&cores, &format!("step {}", step));
