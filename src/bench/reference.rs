@@ -13,7 +13,7 @@ use crate::oracle;
 use crate::types::Node;
 
 /// The algorithms [`from_scratch`] computes.
-pub const ALGORITHMS: &[&str] = &["bfs", "sssp", "pagerank", "cdlp", "lcc", "scc"];
+pub const ALGORITHMS: &[&str] = &["bfs", "sssp", "pagerank", "cdlp", "lcc", "scc", "triangles", "kcore", "bipartite"];
 
 /// `algorithm` (one of [`ALGORITHMS`]) computed from scratch over `edges` (unit weights),
 /// with the benchmark's parameters (source `source` for BFS/SSSP, 10 iterations, damping 0.85);
@@ -28,6 +28,9 @@ pub fn from_scratch(algorithm: &str, edges: &[(Node, Node, f64)], source: Node) 
         "cdlp" => oracle::cdlp(&vertices, edges, 10).into_iter().collect(),
         "lcc" => floats(oracle::lcc(&vertices, edges)),
         "scc" => oracle::scc(&vertices, edges).into_iter().collect(),
+        "triangles" => oracle::triangles(&vertices, edges).into_iter().collect(),
+        "kcore" => oracle::kcore(&vertices, edges).into_iter().collect(),
+        "bipartite" => oracle::bipartite(&vertices, edges).into_iter().collect(),
         _ => return None,
     })
 }

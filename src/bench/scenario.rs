@@ -38,7 +38,14 @@ pub const SCENARIOS: &[&str] = &[
     "cdlp-churn",
     "lcc-churn",
     "scc-churn",
+    "triangles-churn",
+    "kcore-churn",
+    "bipartite-churn",
 ];
+
+/// The churn scenarios whose epochs delete and insert exactly half a batch each (R-MAT scale 16,
+/// epochs of 500 deletions of present edges + 500 insertions of random edges).
+const BALANCED_CHURN: &[&str] = &["triangles-churn", "kcore-churn", "bipartite-churn"];
 
 /// The stream of a scenario.
 #[derive(Clone, Debug)]
@@ -73,6 +80,7 @@ impl Scenario {
             // The loaded R-MAT graph, then epochs of `batch` deletions of random present copies
             // and `batch` insertions of new R-MAT edges.
             "wcc-churn" => Scenario { batch: 1_000, epochs: 500, ..base },
+            n if BALANCED_CHURN.contains(&n) => Scenario { scale: 16, batch: 1_000, epochs: 20, ..base },
             n if n.ends_with("-churn") && SCENARIOS.contains(&n) => {
                 Scenario { scale: 14, batch: 100, epochs: 50, ..base }
             }
@@ -113,7 +121,11 @@ impl Scenario {
                 Stream { initial: edges, updates, batch: 2 * self.batch, live_edges }
             }
             _ => {
-                let updates = stream::churn(&edges, self.batch * self.epochs, 0.5, self.seed + 1);
+                let updates = if BALANCED_CHURN.contains(&self.name.as_str()) {
+                    balanced_churn(&edges, self.batch, self.epochs, self.seed + 1)
+                } else {
+                    stream::churn(&edges, self.batch * self.epochs, 0.5, self.seed + 1)
+                };
                 let inserted = updates.iter().filter(|u| u.diff > 0).count() as u64;
                 let deleted = updates.len() as u64 - inserted;
                 let live_edges = edges.len() as u64 + inserted - deleted;
@@ -130,4 +142,38 @@ impl Scenario {
         }
         degree.into_iter().max_by_key(|&(v, d)| (d, std::cmp::Reverse(v))).map(|(v, _)| v).unwrap_or(0)
     }
+}
+
+/// `epochs` epochs of `batch / 2` deletions of present edge copies (uniformly at random) followed
+/// by `batch - batch / 2` insertions of edges between random vertices of the initial graph.
+fn balanced_churn(initial: &[(Node, Node)], batch: usize, epochs: usize, seed: u64) -> Vec<Update> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut vertices: Vec<Node> = initial.iter().flat_map(|&(s, d)| [s, d]).collect();
+    vertices.sort_unstable();
+    vertices.dedup();
+    let mut present = initial.to_vec();
+    let mut out = Vec::with_capacity(batch * epochs);
+    for _ in 0..epochs {
+        for _ in 0..batch / 2 {
+            if present.is_empty() {
+                break;
+            }
+            let (s, d) = present.swap_remove(rng.gen_range(0..present.len()));
+            out.push(Update::delete(s, d));
+        }
+        for _ in batch / 2..batch {
+            let mut vertex = || {
+                if vertices.is_empty() {
+                    rng.gen_range(0..1024)
+                } else {
+                    vertices[rng.gen_range(0..vertices.len())]
+                }
+            };
+            let e = (vertex(), vertex());
+            present.push(e);
+            out.push(Update::insert(e.0, e.1));
+        }
+    }
+    out
 }

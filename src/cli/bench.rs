@@ -15,19 +15,23 @@ pub(super) const WORKERS: WorkersFlag =
 #[derive(Args, Debug)]
 #[command(mut_arg("workers", |a| WORKERS.arg(a)))]
 pub struct BenchArgs {
-    /// wcc-insert, wcc-window, or ALGORITHM-churn (bfs, sssp, pagerank, cdlp, lcc, scc).
+    /// wcc-insert, wcc-window, or ALGORITHM-churn (bfs, sssp, pagerank, cdlp, lcc, scc,
+    /// triangles, kcore, bipartite).
     pub scenario: String,
-    /// R-MAT scale (2^scale vertices). Default: 20 for wcc-*, 14 for churn scenarios.
+    /// R-MAT scale (2^scale vertices). Default: 20 for wcc-*, 16 for triangles-, kcore- and
+    /// bipartite-churn, 14 for the other churn scenarios.
     #[arg(long)]
     pub scale: Option<u32>,
     /// Updates per epoch (wcc-window: edges in, and as many out). Default: 100000 (wcc-insert),
-    /// 1000 (wcc-window), 100 (churn).
+    /// 1000 (wcc-window), 1000 (triangles-, kcore-, bipartite-churn: 500 deletions + 500
+    /// insertions), 100 (other churn).
     #[arg(long)]
     pub batch: Option<usize>,
     /// Sliding window in edges (wcc-window; default 1000000).
     #[arg(long)]
     pub window: Option<usize>,
-    /// Update epochs (wcc-window default 500, churn default 50).
+    /// Update epochs (wcc-window default 500, triangles-, kcore-, bipartite-churn 20, other churn
+    /// 50).
     #[arg(long)]
     pub epochs: Option<usize>,
     /// Worker threads for the dataflow systems ([`WORKERS`]).

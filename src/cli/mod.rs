@@ -401,8 +401,9 @@ pub fn exit_status<T>(result: Result<T, RunError>) -> i32 {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Algorithm(s) to maintain: bfs, cdlp, lcc, pagerank, scc, sssp, wcc; several separated by
-    /// commas share one input index (give --output-dir).
+    /// Algorithm(s) to maintain: bfs, bipartite, cdlp, degree, degree-distribution, kcore, lcc,
+    /// pagerank, scc, sssp, triangles, wcc; several separated by commas share one input index
+    /// (give --output-dir).
     #[arg(value_name = "ALGORITHM")]
     pub algorithm: String,
     /// Source vertex (bfs, sssp).

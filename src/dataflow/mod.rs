@@ -13,12 +13,16 @@
 //! [`ResultCollection`] gets the same driver, flags, outputs and metrics as the built-in ones.
 
 pub mod bfs;
+pub mod bipartite;
 pub mod cdlp;
+pub mod degree;
+pub mod kcore;
 pub mod lcc;
 pub mod link_cut;
 pub mod pagerank;
 pub mod scc;
 pub mod sssp;
+pub mod triangles;
 pub mod union_find;
 pub mod wcc;
 pub mod wcc_dynamic;
@@ -166,7 +170,20 @@ where
 }
 
 /// The names of the built-in algorithms `ripples run` accepts.
-pub const ALGORITHMS: &[&str] = &["bfs", "cdlp", "lcc", "pagerank", "scc", "sssp", "wcc"];
+pub const ALGORITHMS: &[&str] = &[
+    "bfs",
+    "bipartite",
+    "cdlp",
+    "degree",
+    "degree-distribution",
+    "kcore",
+    "lcc",
+    "pagerank",
+    "scc",
+    "sssp",
+    "triangles",
+    "wcc",
+];
 
 /// Parameters of the built-in algorithms, as given on the command line.
 #[derive(Clone, Debug, Default)]
@@ -200,6 +217,12 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
         }
         "cdlp" => Ok(Box::new(cdlp::Cdlp { iterations, undirected: params.undirected })),
         "lcc" => Ok(Box::new(lcc::Lcc { undirected: params.undirected })),
+        "degree" => Ok(Box::new(degree::Degree)),
+        "degree-distribution" => Ok(Box::new(degree::DegreeDistribution)),
+        "triangles" => Ok(Box::new(triangles::Triangles)),
+        "kcore" => Ok(Box::new(kcore::KCore)),
+        "kcore-iterate" => Ok(Box::new(kcore::KCoreIterate)),
+        "bipartite" => Ok(Box::new(bipartite::Bipartite)),
         other => Err(AlgorithmError::Unknown(other.to_string())),
     }
 }

@@ -26,7 +26,9 @@
 //! reduce to the undirected ones (see each module for why), so there is none.
 //!
 //! **Self-loops** `(v, v)`: harmless and kept in [`wcc()`], [`bfs()`], [`sssp()`] and
-//! [`scc()`] (they never change the result there). **Ignored entirely** in [`pagerank()`],
+//! [`scc()`] (they never change the result there). [`degree()`], [`degree_distribution()`],
+//! [`triangles()`], [`kcore()`] and [`bipartite()`] read the edges as an undirected simple graph
+//! ([`undirected_neighbours`]): direction ignored, self-loops dropped. **Ignored entirely** in [`pagerank()`],
 //! [`cdlp()`] and [`lcc()`]: a self-loop does not count towards in- or out-degree (a vertex
 //! whose only out-edge is a self-loop is a sink in PageRank), does not make a vertex its own
 //! neighbour, and is not an edge among neighbours. Graphalytics graphs have no self-loops, so
@@ -40,20 +42,43 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::types::Node;
 
 pub mod bfs;
+pub mod bipartite;
 pub mod cdlp;
+pub mod degree;
+pub mod kcore;
 pub mod lcc;
 pub mod pagerank;
 pub mod scc;
 pub mod sssp;
+pub mod triangles;
 pub mod wcc;
 
 pub use bfs::{bfs, BFS_UNREACHABLE};
+pub use bipartite::bipartite;
 pub use cdlp::cdlp;
+pub use degree::{degree, degree_distribution};
+pub use kcore::kcore;
 pub use lcc::lcc;
 pub use pagerank::pagerank;
 pub use scc::scc;
 pub use sssp::sssp;
+pub use triangles::triangles;
 pub use wcc::wcc;
+
+/// The neighbour sets of the undirected simple graph of `edges`: direction, duplicates and
+/// weights ignored, self-loops dropped. Every vertex of `vertices` has an entry, possibly empty.
+/// Panics on an endpoint outside `vertices`.
+pub fn undirected_neighbours(vertices: &BTreeSet<Node>, edges: &[WeightedEdge]) -> BTreeMap<Node, BTreeSet<Node>> {
+    check_endpoints(vertices, edges);
+    let mut out: BTreeMap<Node, BTreeSet<Node>> = vertices.iter().map(|&v| (v, BTreeSet::new())).collect();
+    for &(u, v, _) in edges {
+        if u != v {
+            out.get_mut(&u).unwrap().insert(v);
+            out.get_mut(&v).unwrap().insert(u);
+        }
+    }
+    out
+}
 
 /// A directed edge `(src, dst, weight)` as the oracles take it.
 pub type WeightedEdge = (Node, Node, f64);
