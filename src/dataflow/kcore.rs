@@ -54,16 +54,11 @@
 //! each round, the neighbours of the vertices whose value changed in the previous round (`O(deg)`
 //! each).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::operators::Iterate;
 use differential_dataflow::trace::implementations::ValSpine;
-use differential_dataflow::AsCollection;
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::operator::Operator;
-use timely::dataflow::operators::Capability;
 
 use super::{Algorithm, GraphInput, NodeCollection, PairCollection, ResultCollection};
 use crate::types::{Diff, Node, Time};
@@ -103,71 +98,37 @@ pub fn kcore<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
 /// The core numbers of the set of undirected pairs `(a, b)`, `a < b` (no loops): a collection in
 /// which vertex `v` has multiplicity `core(v)`.
 pub fn core_counts<'a>(pairs: PairCollection<'a>) -> NodeCollection<'a> {
-    type Change = ((Node, Node), Time, Diff);
-    pairs
-        .inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<(Node, Time, Diff)>>, _, _, _>(
-            Exchange::new(|_x: &Change| 0u64),
-            "CoreMaintenance",
-            |_capability, _info| {
-                let mut pending: BTreeMap<Time, (Capability<Time>, PairChanges)> = BTreeMap::new();
-                let mut cores = Cores::default();
-                let mut delta: HashMap<Node, Diff> = HashMap::new();
-                move |(input, frontier), output| {
-                    input.for_each(|cap, data| {
-                        for ((a, b), t, diff) in data.drain(..) {
-                            let slot = pending.entry(t).or_insert_with(|| (cap.delayed(&t, 0), HashMap::new()));
-                            *slot.1.entry((a, b)).or_insert(0) += diff;
-                        }
-                    });
-                    while let Some((&t, _)) = pending.first_key_value() {
-                        if frontier.frontier().less_equal(&t) {
-                            break;
-                        }
-                        let (cap, changes) = pending.pop_first().expect("non-empty").1;
-                        delta.clear();
-                        // Deterministic order (the result does not depend on it).
-                        let mut changes: Vec<_> = changes.into_iter().filter(|(_, d)| *d != 0).collect();
-                        changes.sort_unstable();
-                        if changes.len() > RECOMPUTE_FLOOR && changes.len() * RECOMPUTE_RATIO > cores.pairs {
-                            // A large batch (the initial graph): peel from scratch.
-                            for ((a, b), diff) in changes {
-                                cores.link(a, b, diff);
-                            }
-                            cores.recompute(&mut delta);
-                        } else {
-                            // Change by change while that costs less than peeling; then peel.
-                            let budget = WORK_FLOOR.max(WORK_RATIO * (cores.pairs + cores.core.len()));
-                            let mut work = 0;
-                            let mut changes = changes.into_iter();
-                            for ((a, b), diff) in changes.by_ref() {
-                                work += cores.apply(a, b, diff, &mut delta);
-                                if work > budget {
-                                    break;
-                                }
-                            }
-                            if work > budget {
-                                for ((a, b), diff) in changes {
-                                    cores.link(a, b, diff);
-                                }
-                                cores.recompute(&mut delta);
-                            }
-                        }
-                        let mut session = output.session(&cap);
-                        for (&v, &d) in delta.iter() {
-                            if d != 0 {
-                                session.give((v, t, d));
-                            }
-                        }
-                    }
+    let mut cores = Cores::default();
+    super::pair_changes::at_one_worker(pairs, "CoreMaintenance", move |changes, delta| {
+        // Deterministic order (the result does not depend on it).
+        let mut changes: Vec<_> = changes.into_iter().filter(|(_, d)| *d != 0).collect();
+        changes.sort_unstable();
+        if changes.len() > RECOMPUTE_FLOOR && changes.len() * RECOMPUTE_RATIO > cores.pairs {
+            // A large batch (the initial graph): peel from scratch.
+            for ((a, b), diff) in changes {
+                cores.link(a, b, diff);
+            }
+            cores.recompute(delta);
+        } else {
+            // Change by change while that costs less than peeling; then peel.
+            let budget = WORK_FLOOR.max(WORK_RATIO * (cores.pairs + cores.core.len()));
+            let mut work = 0;
+            let mut changes = changes.into_iter();
+            for ((a, b), diff) in changes.by_ref() {
+                work += cores.apply(a, b, diff, delta);
+                if work > budget {
+                    break;
                 }
-            },
-        )
-        .as_collection()
+            }
+            if work > budget {
+                for ((a, b), diff) in changes {
+                    cores.link(a, b, diff);
+                }
+                cores.recompute(delta);
+            }
+        }
+    })
 }
-
-/// The net changes of the pairs at one time.
-type PairChanges = HashMap<(Node, Node), Diff>;
 
 /// A time with more than this many pair changes, and more than `1 / RECOMPUTE_RATIO` of the
 /// present pairs after it, is peeled from scratch instead of maintained change by change.

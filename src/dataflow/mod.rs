@@ -20,6 +20,7 @@ pub mod kcore;
 pub mod lcc;
 pub mod link_cut;
 pub mod pagerank;
+pub mod pair_changes;
 pub mod scc;
 pub mod sssp;
 pub mod triangles;

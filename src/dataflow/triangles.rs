@@ -34,16 +34,10 @@
 //! intersections are not spread over the workers: the worker that holds the adjacency does all
 //! of them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-
-use differential_dataflow::AsCollection;
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::operator::Operator;
-use timely::dataflow::operators::Capability;
+use std::collections::{HashMap, HashSet};
 
 use super::{Algorithm, GraphInput, NodeCollection, PairCollection, ResultCollection};
-use crate::types::{Diff, Node, Time};
+use crate::types::{Diff, Node};
 
 /// Per vertex: the number of triangles it is a corner of.
 #[derive(Clone, Copy, Debug, Default)]
@@ -67,47 +61,13 @@ pub fn triangles<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
 /// The triangle corners of the set of undirected pairs `(a, b)`, `a < b` (no loops): a
 /// collection in which vertex `v` has multiplicity "number of triangles through `v`".
 pub fn corners<'a>(pairs: PairCollection<'a>) -> NodeCollection<'a> {
-    type Change = ((Node, Node), Time, Diff);
-    pairs
-        .inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<(Node, Time, Diff)>>, _, _, _>(
-            Exchange::new(|_x: &Change| 0u64),
-            "TriangleCorners",
-            |_capability, _info| {
-                let mut pending: BTreeMap<Time, (Capability<Time>, PairChanges)> = BTreeMap::new();
-                let mut adjacency = Adjacency::default();
-                let mut delta: HashMap<Node, Diff> = HashMap::new();
-                move |(input, frontier), output| {
-                    input.for_each(|cap, data| {
-                        for ((a, b), t, diff) in data.drain(..) {
-                            let slot = pending.entry(t).or_insert_with(|| (cap.delayed(&t, 0), HashMap::new()));
-                            *slot.1.entry((a, b)).or_insert(0) += diff;
-                        }
-                    });
-                    while let Some((&t, _)) = pending.first_key_value() {
-                        if frontier.frontier().less_equal(&t) {
-                            break;
-                        }
-                        let (cap, changes) = pending.pop_first().expect("non-empty").1;
-                        delta.clear();
-                        for ((a, b), diff) in changes {
-                            adjacency.apply(a, b, diff, &mut delta);
-                        }
-                        let mut session = output.session(&cap);
-                        for (&v, &d) in delta.iter() {
-                            if d != 0 {
-                                session.give((v, t, d));
-                            }
-                        }
-                    }
-                }
-            },
-        )
-        .as_collection()
+    let mut adjacency = Adjacency::default();
+    super::pair_changes::at_one_worker(pairs, "TriangleCorners", move |changes, delta| {
+        for ((a, b), diff) in changes {
+            adjacency.apply(a, b, diff, delta);
+        }
+    })
 }
-
-/// The net changes of the pairs at one time.
-type PairChanges = HashMap<(Node, Node), Diff>;
 
 /// The adjacency sets of the present pairs.
 #[derive(Default)]
