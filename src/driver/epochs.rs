@@ -56,8 +56,11 @@ pub struct Epoch {
     pub number: Time,
     /// Updates in the epoch over all workers (epoch 0: edges of the initial graph).
     pub updates: u64,
-    /// This worker's untimed changes: the initial graph, static edges, and every change of a
-    /// stream without windows. They enter at the input's current time.
+    /// This worker's share of the initial graph from files: one insertion per copy (kept as
+    /// edges, not changes, so that a large graph is not copied before it is fed).
+    pub inserts: Vec<Edge>,
+    /// This worker's untimed changes: static edges, and every change of a stream without
+    /// windows. They enter at the input's current time, like `inserts`.
     pub changes: Vec<(Edge, Diff)>,
     /// This worker's timed insertions (windowed streams): each enters its window by event time
     /// and leaves it by itself.
@@ -127,9 +130,9 @@ impl EpochSource for FileEpochs {
         self.next += 1;
         let window = self.facts.window.as_ref();
         if number == 0 {
-            let changes = std::mem::take(&mut self.share.initial).into_iter().map(|e| (e, 1)).collect();
+            let inserts = std::mem::take(&mut self.share.initial);
             let event = window.map(|_| EventEpoch::default());
-            return Ok(Some(Epoch { number, updates: self.facts.initial_edges, changes, event, ..Epoch::default() }));
+            return Ok(Some(Epoch { number, updates: self.facts.initial_edges, inserts, event, ..Epoch::default() }));
         }
         let i = number as usize - 1;
         let updates = self.facts.epoch_updates[i];

@@ -45,6 +45,9 @@ impl Feeder {
             self.edges_in.advance_to(epoch.number);
         }
         let until = epoch.until();
+        for e in epoch.inserts {
+            self.edges_in.update(e, 1);
+        }
         for (e, d) in epoch.changes {
             self.edges_in.update(e, d);
         }

@@ -98,10 +98,8 @@ fn load(worker: &mut Worker, options: &RunOptions) -> Result<(WorkerShare, Input
 /// Windowed file runs with `--late-output`: the writing worker records every late update (the
 /// loader decided them all).
 fn write_late_output(worker: &Worker, options: &RunOptions, facts: &InputFacts) -> Result<(), RunError> {
+    // (Live runs have no loader facts: their front end writes the file.)
     let (Some(path), Some(window), 0) = (&options.late_output, &facts.window, worker.index()) else { return Ok(()) };
-    if matches!(options.source, Source::Live(_)) {
-        return Ok(());
-    }
     let mut out = crate::sources::window::LateOutput::create(path)?;
     for (origin, reason, action) in &window.late_lines {
         out.record_described(origin, reason, action)?;
