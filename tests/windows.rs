@@ -117,42 +117,6 @@ impl Mode {
     }
 }
 
-/// The watermark rules with `--late apply`, written separately: a late update enters at the
-/// frontier of the watermark after the previous epoch and keeps its own expiry; one whose window
-/// has ended by then is dropped. Both count as late.
-fn simulate_apply(updates: &[Timed], sizes: &[usize], lateness: u64, mode: Mode) -> Sim {
-    let mut sim = Sim::default();
-    let mut w = 0u64;
-    let mut start = 0;
-    for &size in sizes {
-        let end = (start + size).min(updates.len());
-        let mut late = 0;
-        for (i, u) in updates.iter().enumerate().take(end).skip(start) {
-            if u.time < w {
-                late += 1;
-                sim.late.push(i);
-                let f = mode.frontier(w);
-                let (enter, leave) = mode.lifetime(u.time);
-                if leave > enter.max(f) {
-                    sim.accepted.push(*u);
-                    sim.from.push(f);
-                    sim.applied.push(i);
-                }
-            } else {
-                sim.accepted.push(*u);
-                sim.from.push(0);
-                sim.max = Some(sim.max.map_or(u.time, |m| m.max(u.time)));
-            }
-        }
-        w = sim.max.map_or(0, |m| m.saturating_sub(lateness));
-        sim.watermarks.push(w);
-        sim.late_per_epoch.push(late);
-        start = end;
-    }
-    assert_eq!(start, updates.len(), "epoch sizes do not cover the stream");
-    sim
-}
-
 /// The oracle's result at time `t` for a simulated stream (with `--late apply`'s late entries).
 fn oracle_at_sim(mode: Mode, base: &[(Node, Node)], sim: &Sim, t: u64) -> BTreeMap<Node, Node> {
     if sim.from.is_empty() {
@@ -166,6 +130,19 @@ fn oracle_at_sim(mode: Mode, base: &[(Node, Node)], sim: &Sim, t: u64) -> BTreeM
 /// Runs the watermark rules over `updates` cut into epochs of `sizes[i]` updates each (the last
 /// epoch takes what is left). Lateness is checked against the watermark after the previous epoch.
 fn simulate(updates: &[Timed], sizes: &[usize], lateness: u64) -> Sim {
+    simulate_late(updates, sizes, lateness, None)
+}
+
+/// The watermark rules with `--late apply`: a late update enters at the frontier of the
+/// watermark after the previous epoch and keeps its own expiry; one whose window has ended by
+/// then is dropped. Both count as late.
+fn simulate_apply(updates: &[Timed], sizes: &[usize], lateness: u64, mode: Mode) -> Sim {
+    simulate_late(updates, sizes, lateness, Some(mode))
+}
+
+/// The watermark rules; with `apply`, late updates are applied as `--late apply` says (and
+/// `Sim::from` / `Sim::applied` are filled), otherwise dropped.
+fn simulate_late(updates: &[Timed], sizes: &[usize], lateness: u64, apply: Option<Mode>) -> Sim {
     let mut sim = Sim::default();
     let mut w = 0u64;
     let mut start = 0;
@@ -176,8 +153,20 @@ fn simulate(updates: &[Timed], sizes: &[usize], lateness: u64) -> Sim {
             if u.time < w {
                 late += 1;
                 sim.late.push(i);
+                if let Some(mode) = apply {
+                    let f = mode.frontier(w);
+                    let (enter, leave) = mode.lifetime(u.time);
+                    if leave > enter.max(f) {
+                        sim.accepted.push(*u);
+                        sim.from.push(f);
+                        sim.applied.push(i);
+                    }
+                }
             } else {
                 sim.accepted.push(*u);
+                if apply.is_some() {
+                    sim.from.push(0);
+                }
                 sim.max = Some(sim.max.map_or(u.time, |m| m.max(u.time)));
             }
         }
