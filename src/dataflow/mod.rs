@@ -23,6 +23,7 @@ pub mod pagerank;
 pub mod pair_changes;
 pub mod scc;
 pub mod sssp;
+mod time_stash;
 pub mod triangles;
 pub mod union_find;
 pub mod wcc;

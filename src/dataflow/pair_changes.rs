@@ -7,14 +7,14 @@
 //! Cost: the exchange of every pair change to one worker, plus whatever `step` does; the state
 //! is `step`'s (linear in the pairs for the algorithms here).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use differential_dataflow::AsCollection;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
-use timely::dataflow::operators::Capability;
 
+use super::time_stash::TimeStash;
 use super::{NodeCollection, PairCollection};
 use crate::types::{Diff, Node, Time};
 
@@ -33,20 +33,19 @@ where
             Exchange::new(|_x: &Change| 0u64),
             name,
             |_capability, _info| {
-                let mut pending: BTreeMap<Time, (Capability<Time>, PairChanges)> = BTreeMap::new();
+                let mut stash: TimeStash<((Node, Node), Diff)> = TimeStash::new();
                 let mut delta: HashMap<Node, Diff> = HashMap::new();
                 move |(input, frontier), output| {
                     input.for_each(|cap, data| {
-                        for ((a, b), t, diff) in data.drain(..) {
-                            let slot = pending.entry(t).or_insert_with(|| (cap.delayed(&t, 0), HashMap::new()));
-                            *slot.1.entry((a, b)).or_insert(0) += diff;
+                        for (pair, t, diff) in data.drain(..) {
+                            stash.stash(&cap, t, (pair, diff));
                         }
                     });
-                    while let Some((&t, _)) = pending.first_key_value() {
-                        if frontier.frontier().less_equal(&t) {
-                            break;
+                    while let Some((t, cap, records)) = stash.next_complete(frontier) {
+                        let mut changes = PairChanges::new();
+                        for (pair, diff) in records {
+                            *changes.entry(pair).or_insert(0) += diff;
                         }
-                        let (cap, changes) = pending.pop_first().expect("non-empty").1;
                         delta.clear();
                         step(changes, &mut delta);
                         let mut session = output.session(&cap);

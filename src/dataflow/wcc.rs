@@ -46,11 +46,11 @@
 
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 use differential_dataflow::AsCollection;
-use std::collections::BTreeMap;
 use timely::dataflow::channels::pact::{Exchange, Pipeline};
 use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::{Capability, Concat};
 
+use super::time_stash::TimeStash;
 use super::union_find::{HashUnionFind, LabelledUnionFind};
 use super::{Algorithm, GraphInput, ResultCollection};
 use crate::types::{Diff, Edge, Node, Time};
@@ -95,36 +95,6 @@ pub fn wcc<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     let edges = input.edges.clone().map(|(s, d, _)| (s, d));
     let symmetric = edges.clone().concat(edges.map(|(s, d)| (d, s)));
     propagate_at(symmetric, nodes, |label: &u64| *label)
-}
-
-/// Orders records by time for an operator that must see all of time `t` before time `t + 1`:
-/// records of the frontier's (single, least) time are handed over at once, later ones wait.
-struct TimeStash<D> {
-    pending: BTreeMap<Time, (Capability<Time>, Vec<D>)>,
-}
-
-impl<D> TimeStash<D> {
-    fn new() -> Self {
-        TimeStash { pending: BTreeMap::new() }
-    }
-    fn stash(&mut self, cap: &timely::dataflow::operators::InputCapability<Time>, time: Time, record: D) {
-        self.pending.entry(time).or_insert_with(|| (cap.delayed(&time, 0), Vec::new())).1.push(record);
-    }
-    /// Stashed times the frontier has reached (`<=` its least element), in order.
-    fn ready(
-        &mut self,
-        frontier: &timely::progress::frontier::MutableAntichain<Time>,
-    ) -> Vec<(Capability<Time>, Vec<D>)> {
-        let least = frontier.frontier().iter().min().copied();
-        let mut out = Vec::new();
-        while let Some((&t, _)) = self.pending.first_key_value() {
-            if least.map(|l| t > l).unwrap_or(false) {
-                break;
-            }
-            out.push(self.pending.pop_first().expect("non-empty").1);
-        }
-        out
-    }
 }
 
 /// The least time of the frontier, if the frontier is a single time (always, for epochs).

@@ -78,8 +78,9 @@ use rustc_hash::FxHashMap;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::vec::Map;
-use timely::dataflow::operators::{Capability, Concat};
+use timely::dataflow::operators::Concat;
 
+use super::time_stash::TimeStash;
 use super::union_find::DenseUnionFind;
 use super::{Algorithm, GraphInput, ResultCollection};
 use crate::types::{Diff, Node, Time};
@@ -985,26 +986,18 @@ fn forest_operator<'a>(
         name,
         move |_capability, _info| {
             let mut forest = forest;
-            let mut pending: BTreeMap<Time, (Capability<Time>, Vec<Event>)> = BTreeMap::new();
+            let mut stash: TimeStash<Event> = TimeStash::new();
             let mut fixed = Vec::new();
             let mut copies = Vec::new();
             let mut changes = Vec::new();
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
                     for record in data.drain(..) {
-                        pending
-                            .entry(record.1)
-                            .or_insert_with(|| (cap.delayed(&record.1, 0), Vec::new()))
-                            .1
-                            .push(record);
+                        stash.stash(&cap, record.1, record);
                     }
                 });
                 // Times the frontier has passed are complete: apply them in order.
-                while let Some((&t, _)) = pending.first_key_value() {
-                    if frontier.less_equal(&t) {
-                        break;
-                    }
-                    let Some((_, (cap, records))) = pending.pop_first() else { break };
+                while let Some((t, cap, records)) = stash.next_complete(frontier) {
                     fixed.clear();
                     copies.clear();
                     for ((a, b, kind), _t, diff) in records {

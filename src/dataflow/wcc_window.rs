@@ -27,9 +27,10 @@ use differential_dataflow::AsCollection;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::vec::Map;
-use timely::dataflow::operators::{Capability, Concat};
+use timely::dataflow::operators::Concat;
 
 use super::link_cut::LinkCut;
+use super::time_stash::TimeStash;
 use super::{GraphInput, ResultCollection};
 use crate::types::{Diff, Node, Time};
 
@@ -392,25 +393,16 @@ pub fn wcc_window<'a>(input: GraphInput<'a>, span: Time) -> ResultCollection<'a>
             "WccWindowForest",
             move |_capability, _info| {
                 let mut forest = WindowForest::new();
-                // Records by time, with a capability for each time.
-                let mut pending: std::collections::BTreeMap<Time, (Capability<Time>, Vec<Event>)> = Default::default();
+                let mut stash: TimeStash<Event> = TimeStash::new();
                 let mut changes = Vec::new();
                 move |(input, frontier), output| {
                     input.for_each(|cap, data| {
                         for record in data.drain(..) {
-                            pending
-                                .entry(record.1)
-                                .or_insert_with(|| (cap.delayed(&record.1, 0), Vec::new()))
-                                .1
-                                .push(record);
+                            stash.stash(&cap, record.1, record);
                         }
                     });
                     // Times the frontier has passed are complete: apply them in order.
-                    while let Some((&t, _)) = pending.first_key_value() {
-                        if frontier.less_equal(&t) {
-                            break;
-                        }
-                        let (cap, records) = pending.pop_first().expect("non-empty").1;
+                    while let Some((t, cap, records)) = stash.next_complete(frontier) {
                         forest.expire(t);
                         for ((a, b, kind), _t, diff) in records {
                             if kind == 1 {

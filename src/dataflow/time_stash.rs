@@ -1,0 +1,59 @@
+//! **Records by time** for the operators that keep exact state and must see all of time `t`
+//! before time `t + 1` (WCC's forests, triangles, core numbers): records are stashed under their
+//! time with a capability for it, and handed back a whole time at a time, in time order.
+//!
+//! * [`TimeStash::ready`]: the times the frontier has reached (`<=` its least element) — for an
+//!   operator that may act on the frontier's own time (the insert-only WCC path, which only
+//!   ever sees insertions at that time);
+//! * [`TimeStash::next_complete`]: the next time the frontier has passed — complete, nothing
+//!   more can arrive for it.
+
+use std::collections::BTreeMap;
+
+use timely::dataflow::operators::{Capability, InputCapability};
+use timely::progress::frontier::MutableAntichain;
+
+use crate::types::Time;
+
+/// Records waiting for their time (see the module docs).
+pub(crate) struct TimeStash<D> {
+    pending: BTreeMap<Time, (Capability<Time>, Vec<D>)>,
+}
+
+impl<D> TimeStash<D> {
+    pub(crate) fn new() -> Self {
+        TimeStash { pending: BTreeMap::new() }
+    }
+
+    /// Stashes `record` under `time`, holding a capability for it (output port 0).
+    pub(crate) fn stash(&mut self, cap: &InputCapability<Time>, time: Time, record: D) {
+        self.pending.entry(time).or_insert_with(|| (cap.delayed(&time, 0), Vec::new())).1.push(record);
+    }
+
+    /// Stashed times the frontier has reached (`<=` its least element), in order.
+    pub(crate) fn ready(&mut self, frontier: &MutableAntichain<Time>) -> Vec<(Capability<Time>, Vec<D>)> {
+        let least = frontier.frontier().iter().min().copied();
+        let mut out = Vec::new();
+        while let Some((&t, _)) = self.pending.first_key_value() {
+            if least.map(|l| t > l).unwrap_or(false) {
+                break;
+            }
+            out.push(self.pending.pop_first().expect("non-empty").1);
+        }
+        out
+    }
+
+    /// The earliest stashed time the frontier has passed (complete), with its capability and
+    /// records; `None` when there is none.
+    pub(crate) fn next_complete(
+        &mut self,
+        frontier: &MutableAntichain<Time>,
+    ) -> Option<(Time, Capability<Time>, Vec<D>)> {
+        let (&t, _) = self.pending.first_key_value()?;
+        if frontier.less_equal(&t) {
+            return None;
+        }
+        let (cap, records) = self.pending.pop_first()?.1;
+        Some((t, cap, records))
+    }
+}
