@@ -57,3 +57,62 @@ fn degree_distribution_matches_every_epoch() {
         }
     }
 }
+
+/// What the observer was handed: output names, the first output's changes, epochs, finished.
+type Seen = (Vec<String>, Vec<ripples::sinks::Change>, Vec<u64>, bool);
+
+/// Records what an observer is handed.
+struct Record(std::sync::Arc<std::sync::Mutex<Seen>>);
+
+impl ripples::driver::observe::Observer for Record {
+    fn start(&mut self, outputs: &[ripples::driver::observe::OutputInfo]) -> Result<(), String> {
+        self.0.lock().unwrap().0 = outputs.iter().map(|o| o.name.clone()).collect();
+        Ok(())
+    }
+    fn epoch(&mut self, view: &ripples::driver::observe::EpochView) -> Result<(), String> {
+        let mut r = self.0.lock().unwrap();
+        assert_eq!(view.changes.len(), 2, "one list per algorithm");
+        assert_eq!(view.stats.epoch, view.epoch);
+        assert_eq!(view.stats.output_changes as usize, view.changes.iter().map(|c| c.len()).sum::<usize>());
+        r.1.extend(view.changes[0].iter().copied());
+        r.2.push(view.epoch);
+        Ok(())
+    }
+    fn finish(&mut self, _summary: &ripples::sinks::RunSummary) -> Result<(), String> {
+        self.0.lock().unwrap().3 = true;
+        Ok(())
+    }
+}
+
+/// An observer sees every epoch in order, exactly the change log's lines, and the end.
+#[test]
+fn observers_see_exactly_the_change_log() {
+    for workers in [1, 2] {
+        let seed = 21;
+        let s = random_stream(seed, 40, 60, 30, 6);
+        let updates: Vec<Update> = s.epochs.iter().flatten().copied().collect();
+        let mem = MemoryStream {
+            vertices: vec![],
+            initial: s.initial.iter().map(|&(a, b)| (a, b, None)).collect(),
+            updates,
+            batch: 6,
+        };
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
+        let options = RunOptions {
+            observers: ripples::driver::observe::Observers::default().with(Record(seen.clone())),
+            ..RunOptions::memory(mem, workers)
+        };
+        let params = ripples::dataflow::Params::default();
+        let algorithms = vec![
+            ripples::dataflow::by_name("wcc", &params).unwrap(),
+            ripples::dataflow::by_name("degree", &params).unwrap(),
+        ];
+        let report = driver::run_many(options, algorithms).unwrap().unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.0, ["wcc", "degree"], "seed {}", seed);
+        assert_eq!(&seen.1, report.algorithms[0].changes.as_ref().unwrap(), "seed {} workers {}", seed, workers);
+        assert_eq!(seen.2, (0..seen.2.len() as u64).collect::<Vec<_>>(), "every epoch once, in order");
+        assert_eq!(seen.2.len() as u64, report.summary.epochs);
+        assert!(seen.3, "finish was called");
+    }
+}

@@ -48,6 +48,9 @@ pub enum RunError {
     /// The live front end could not start (bad options, an address in use, recovery failed).
     #[error(transparent)]
     LiveStart(#[from] crate::live::StartError),
+    /// An observer of the run's changes failed (see [`super::observe`]).
+    #[error("{0}")]
+    Observer(String),
     /// The state directory (write-ahead log, snapshots, change-log mark) failed.
     #[error(transparent)]
     State(#[from] crate::live::DurabilityError),

@@ -9,6 +9,8 @@
 //! * [`writer`] — what the writing worker does with a completed epoch: change log, stats,
 //!   progress, summary;
 //! * [`resume`] — continuing a change log after a restart;
+//! * [`observe`] — the [`Observer`](observe::Observer) trait: whoever else receives every
+//!   completed epoch's changes (a SQL mirror, an embedding program);
 //! * [`worker`] — one worker's run, top to bottom;
 //! * [`layout`], [`allgather`], [`metrics`], [`error`] — process layout, the all-worker
 //!   exchange of small facts, memory readings, and [`RunError`].
@@ -30,6 +32,7 @@ pub mod feed;
 pub mod input;
 pub mod layout;
 pub mod metrics;
+pub mod observe;
 pub mod resume;
 pub mod worker;
 pub mod writer;
@@ -77,6 +80,9 @@ pub struct RunOptions {
     /// Windowed file runs: every late update and what happened to it (`--late-output`; live
     /// input writes it from the front end, see [`crate::live::LiveConfig::late_output`]).
     pub late_output: Option<PathBuf>,
+    /// Who else receives every completed epoch's changes (see [`observe`]): called by the
+    /// writing worker of process 0 only.
+    pub observers: observe::Observers,
 }
 
 impl Default for RunOptions {
@@ -95,6 +101,7 @@ impl Default for RunOptions {
             time_limit: None,
             window: None,
             late_output: None,
+            observers: observe::Observers::default(),
         }
     }
 }

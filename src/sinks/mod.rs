@@ -171,16 +171,18 @@ impl ResultSink {
 
     /// Records epoch `epoch`'s changes; returns the number of change lines it produced.
     pub fn epoch(&mut self, epoch: Time, changes: Vec<((Node, u64), Diff)>) -> std::io::Result<u64> {
-        self.epoch_with(epoch, changes, true)
+        self.epoch_with(epoch, changes, true, None)
     }
 
     /// Like [`ResultSink::epoch`]; with `write == false` the change lines are not written (they
-    /// are already in the change log, before a restart) but the state is still updated.
+    /// are already in the change log, before a restart) but the state is still updated. With
+    /// `observed`, every change line (written or not) is also appended there.
     pub fn epoch_with(
         &mut self,
         epoch: Time,
         mut changes: Vec<((Node, u64), Diff)>,
         write: bool,
+        mut observed: Option<&mut Vec<Change>>,
     ) -> std::io::Result<u64> {
         consolidate(&mut changes);
         // Per key: retractions before insertions, then by value.
@@ -203,6 +205,11 @@ impl ResultSink {
             if let (Some(c), true) = (&mut self.collected, write) {
                 for _ in 0..copies {
                     c.push(Change { epoch, key, value, diff: sign });
+                }
+            }
+            if let Some(o) = observed.as_deref_mut() {
+                for _ in 0..copies {
+                    o.push(Change { epoch, key, value, diff: sign });
                 }
             }
             if self.keep_state {
