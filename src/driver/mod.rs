@@ -194,6 +194,9 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
                     eprintln!("ripples: listening on {}", addr);
                 }
             }
+            options
+                .observers
+                .live_started(&observe::LiveStarted { next_epoch: handle.next_epoch, local_addr: handle.local_addr });
             handle.progress.attach();
             let shared = LiveShared {
                 receivers: std::sync::Mutex::new(handle.receivers.into_iter().map(Some).collect()),

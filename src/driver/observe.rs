@@ -47,6 +47,15 @@ pub struct OutputInfo {
     pub format: ValueFormat,
 }
 
+/// What a live run's front end reports once it has started (before any epoch completes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LiveStarted {
+    /// The epoch the next commit closes (after the initial graph or the recovered epochs).
+    pub next_epoch: Time,
+    /// The address TCP producers connect to (`--listen`; useful with port 0).
+    pub local_addr: Option<std::net::SocketAddr>,
+}
+
 /// One completed epoch as an observer sees it.
 #[derive(Debug)]
 pub struct EpochView<'a> {
@@ -67,6 +76,10 @@ pub trait Observer: Send {
     fn start(&mut self, outputs: &[OutputInfo]) -> Result<(), String> {
         let _ = outputs;
         Ok(())
+    }
+    /// Live runs: called once the front end has started (in process 0).
+    fn live_started(&mut self, started: &LiveStarted) {
+        let _ = started;
     }
     /// Called for every completed epoch, in order.
     fn epoch(&mut self, view: &EpochView) -> Result<(), String>;
@@ -122,6 +135,10 @@ impl Observers {
 
     pub(crate) fn start(&self, outputs: &[OutputInfo]) -> Result<(), String> {
         self.lock().iter_mut().try_for_each(|o| o.start(outputs))
+    }
+
+    pub(crate) fn live_started(&self, started: &LiveStarted) {
+        self.lock().iter_mut().for_each(|o| o.live_started(started))
     }
 
     pub(crate) fn epoch(&self, view: &EpochView) -> Result<(), String> {

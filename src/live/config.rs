@@ -20,6 +20,8 @@ pub enum LiveInput {
     Listen(String),
     /// Follow a file as it grows.
     Follow(PathBuf),
+    /// Typed submissions from the program the job runs in (`ripples::job`).
+    Embedded(super::transport::embedded::EmbeddedInput),
 }
 
 /// Configuration of the live front end.

@@ -32,6 +32,8 @@ pub enum StartError {
     Tls(String),
     #[error("--batch must be at least 1")]
     ZeroBatch,
+    #[error("an embedded input can start one job only")]
+    Embedded,
     #[error("--epoch-ms must be at least 1")]
     ZeroEpochMs,
     #[error("cannot open the state directory {}: {source}", .dir.display())]

@@ -19,7 +19,8 @@
 //! * `config` — [`LiveConfig`] and [`LiveInput`]: where lines come from, how epochs close.
 //! * `start` — [`start()`]: recovery or the initial graph, the initial batches, the threads.
 //! * `transport` — the input threads: `transport::stdin`, `transport::follow`, `transport::tcp`
-//!   (with the TCP protocol).
+//!   (with the TCP protocol), `transport::embedded` (typed submissions from the program the
+//!   job runs in).
 //! * `lines` — the line grammar and the splitter that cuts bytes into lines.
 //! * `sequencer` — the thread that owns the open epoch and closes epochs.
 //! * `claims` — which deletions are valid while several producers fill one epoch.
@@ -58,6 +59,7 @@ pub use progress::Progress;
 pub use sequencer::LiveSummary;
 pub use start::{start, LiveHandle};
 pub use state::{read_mark, write_mark, ChangeLogMark, DurabilityError, Recovered, StateDir};
+pub use transport::embedded::{EmbeddedInput, EmbeddedSender, Submission};
 
 use serde::{Deserialize, Serialize};
 
