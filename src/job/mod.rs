@@ -463,6 +463,12 @@ impl Job {
         self.changes.as_ref()
     }
 
+    /// Takes the changes channel out of the job, to keep reading it after [`Job::shutdown`]
+    /// (which delivers the last epochs: with windows, the ones the end of the stream closes).
+    pub fn take_changes(&mut self) -> Option<Receiver<EpochChanges>> {
+        self.changes.take()
+    }
+
     /// The algorithms' names, in order.
     pub fn names(&self) -> &[String] {
         &self.names
