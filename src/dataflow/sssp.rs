@@ -45,9 +45,13 @@
 //!   distances (or infinity);
 //! * a vertex that appears or vanishes also changes one record of the output `reduce`.
 
-use super::bfs::{min_distances, with_default};
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
+use timely::progress::Timestamp;
+
+use super::bfs::{min_distances, min_distances_arranged, with_default, ArrangedEdges};
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
-use crate::types::Node;
+use crate::types::{Diff, Node};
 
 /// Single-source shortest paths from `source`.
 #[derive(Clone, Debug)]
@@ -87,6 +91,59 @@ pub fn sssp<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> Result
         |d: &u64| priority(*d),
     );
     with_default(vertices, distances, f64::INFINITY.to_bits())
+}
+
+/// **The collection rung**: shortest path lengths from a collection of roots over weighted
+/// `(src, dst, weight)` edges followed in their direction (weights `>= 0` as `f64`), at any
+/// timestamp `T`. Values are the `f64` lengths' bits (as everywhere in ripples, so that a
+/// retraction is bit-exact): read them with `f64::from_bits`. Vertices no root reaches are
+/// absent; self-loops are skipped. Cost: as [`min_distances`], prioritised by half octaves.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::sssp::distances;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         let edges = vec![(1u64, 2u64, 0.5f64.to_bits()), (2, 3, 0.25f64.to_bits()), (1, 3, 2.0f64.to_bits())];
+///         let (_, edges) = scope.new_collection_from(edges);
+///         let (_, roots) = scope.new_collection_from(vec![1u64]);
+///         distances(edges, roots)
+///             .inspect(move |((v, d), _t, _r)| sink.lock().unwrap().push((*v, f64::from_bits(*d))));
+///     });
+/// });
+/// let mut seen = seen.lock().unwrap().clone();
+/// seen.sort_by(|a, b| a.partial_cmp(b).unwrap());
+/// assert_eq!(seen, vec![(1, 0.0), (2, 0.5), (3, 0.75)]);
+/// ```
+pub fn distances<'a, T>(
+    edges: VecCollection<'a, T, (Node, Node, u64), Diff>,
+    roots: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
+    let edges = edges.flat_map(|(s, d, w)| (s != d).then_some((s, (d, w))));
+    distances_arranged(edges.arrange_by_key_named("ArrangeEdges"), roots)
+}
+
+/// [`distances`] over an edge arrangement `src → (dst, weight bits)` built (and shared) elsewhere.
+pub fn distances_arranged<'a, T>(
+    edges: ArrangedEdges<'a, T, u64>,
+    roots: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
+    min_distances_arranged(
+        edges,
+        roots.map(|r| (r, 0.0f64.to_bits())),
+        |d: &u64, w: &u64| (f64::from_bits(*d) + f64::from_bits(*w)).to_bits(),
+        |d: &u64| priority(*d),
+    )
 }
 
 /// The round before which a proposal of length bits `d` is not considered (see
