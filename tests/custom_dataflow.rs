@@ -116,3 +116,60 @@ fn observers_see_exactly_the_change_log() {
         assert!(seen.3, "finish was called");
     }
 }
+
+/// The ladder's collection rungs are generic over the timestamp: used inside a nested scope with
+/// `(epoch, round)` timestamps in a user's dataflow, they give the oracle's answers at every epoch.
+#[test]
+fn the_ladder_works_inside_a_nested_scope() {
+    use differential_dataflow::VecCollection;
+    use ripples::dataflow::{bfs::hops, wcc::components};
+    use ripples::types::{Diff, Node, Time};
+    use timely::order::Product;
+
+    type Nested<'a> = VecCollection<'a, Product<Time, u32>, (Node, u64), Diff>;
+    let labels = custom("components-nested", |input| {
+        let edges = input.edges.clone().map(|(s, d, _)| (s, d));
+        let vertices = input.vertex_set();
+        let outer = vertices.scope();
+        outer.scoped::<Product<Time, u32>, _, _>("Ladder", |inner| {
+            let labels: Nested = components(edges.enter(inner), vertices.enter(inner));
+            labels.leave(outer)
+        })
+    });
+    // Roots as data: vertex 0 whenever it is present.
+    let distances = custom("hops-nested", |input| {
+        let edges = input.edges.clone().map(|(s, d, _)| (s, d));
+        let symmetric = edges.clone().concat(edges.map(|(s, d)| (d, s)));
+        let roots = input.vertex_set().filter(|v| *v == 0);
+        let outer = roots.scope();
+        outer.scoped::<Product<Time, u32>, _, _>("Ladder", |inner| {
+            let hops: Nested = hops(symmetric.enter(inner), roots.enter(inner));
+            hops.leave(outer)
+        })
+    });
+    let algorithms: Vec<Box<dyn ripples::dataflow::Algorithm>> = vec![Box::new(labels), Box::new(distances)];
+    let seed = 17;
+    let s = random_stream(seed, 25, 30, 12, 4);
+    let updates: Vec<Update> = s.epochs.iter().flatten().copied().collect();
+    let epochs: Vec<Vec<Update>> = updates.chunks(4).map(|c| c.to_vec()).collect();
+    let s = RandomStream { vertices: vec![], initial: s.initial, epochs };
+    let mem = MemoryStream {
+        vertices: vec![],
+        initial: s.initial.iter().map(|&(a, b)| (a, b, None)).collect(),
+        updates,
+        batch: 4,
+    };
+    let report = driver::run_many(RunOptions::memory(mem, 2), algorithms).unwrap().unwrap();
+    let last = s.epochs.len() as u64;
+    let labels = states_per_epoch(report.algorithms[0].changes.as_ref().unwrap(), last);
+    let distances = states_per_epoch(report.algorithms[1].changes.as_ref().unwrap(), last);
+    for (epoch, counts) in edge_counts_per_epoch(&s).iter().enumerate() {
+        let (vertices, edges) = oracle_input(&[], counts);
+        assert_eq!(labels[epoch], ripples::oracle::wcc::wcc(&vertices, &edges), "seed {} epoch {}", seed, epoch);
+        let undirected = ripples::oracle::symmetrize(&edges);
+        let mut hops = ripples::oracle::bfs::bfs(&vertices, &undirected, 0);
+        hops.retain(|_, h| *h != ripples::oracle::bfs::BFS_UNREACHABLE);
+        assert_eq!(distances[epoch], hops, "seed {} epoch {}", seed, epoch);
+    }
+    assert!(distances.iter().any(|d| d.len() > 2), "the root reaches something in some epoch");
+}

@@ -43,8 +43,12 @@
 
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 use differential_dataflow::algorithms::graphs::scc::strongly_connected_at;
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
+use timely::progress::Timestamp;
 
 use super::{Algorithm, GraphInput, ResultCollection};
+use crate::types::{Diff, Node};
 
 /// Strongly connected components, labelled with their smallest vertex id.
 #[derive(Clone, Copy, Debug, Default)]
@@ -61,8 +65,19 @@ impl Algorithm for Scc {
 
 /// Builds the SCC dataflow: `(vertex, smallest id in its strongly connected component)`.
 pub fn scc<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
-    let vertices = input.vertex_set();
-    let edges = input.edge_set(false).filter(|(s, d)| s != d);
+    strong_components(input.edge_set(false).filter(|(s, d)| s != d), input.vertex_set())
+}
+
+/// **The collection rung**: `(vertex, smallest id of its strongly connected component)` for
+/// every vertex of `vertices`, over directed `(src, dst)` edges (a set or a multiset; self-loops
+/// change nothing), at any timestamp `T`. Semantics and cost as in the module docs.
+pub fn strong_components<'a, T>(
+    edges: VecCollection<'a, T, (Node, Node), Diff>,
+    vertices: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice + std::hash::Hash,
+{
     let inside = strongly_connected_at(edges, |label: &u64| *label);
     propagate_at(inside, vertices.map(|v| (v, v)), |label: &u64| *label)
 }
