@@ -53,7 +53,9 @@ use crate::types::{Node, Time};
 /// Everything a run needs besides the algorithm.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
+    /// Workers per process, processes, this process's index and the hostfile's addresses.
     pub layout: Layout,
+    /// Where the stream comes from: files, a stream in memory, or live input.
     pub source: Source,
     /// Final result, `key value` per line, sorted by key.
     pub output: Option<PathBuf>,
@@ -124,7 +126,9 @@ impl RunOptions {
 /// What a run reports (from the writing worker; other processes get `None`).
 #[derive(Clone, Debug, Default)]
 pub struct RunReport {
+    /// The run's summary, as written to the end of `--stats`.
     pub summary: RunSummary,
+    /// Every epoch's statistics, in order (epoch 0 is the initial graph).
     pub epochs: Vec<EpochStats>,
     /// Every change, in the order written, when `collect` was set.
     pub changes: Option<Vec<Change>>,
@@ -138,9 +142,13 @@ pub struct RunReport {
 /// One algorithm's outputs in a run.
 #[derive(Clone, Debug, Default)]
 pub struct AlgorithmReport {
+    /// The algorithm's name (its file names with `--output-dir`).
     pub name: String,
+    /// Change-log lines it produced over the run.
     pub output_changes: u64,
+    /// Every change, in the order written, when `collect` was set.
     pub changes: Option<Vec<Change>>,
+    /// Its final result `(key, value)`, sorted, when `keep_state` was set.
     pub final_state: Option<Vec<(Node, u64)>>,
 }
 
