@@ -11,6 +11,7 @@ use crate::types::{Node, Update};
 pub struct Dense {
     /// `ids[i]` is the original id of dense vertex `i`.
     pub ids: Vec<Node>,
+    /// The initial graph's edges, in dense ids.
     pub initial: Vec<(u32, u32)>,
     /// Each update's edge and its diff (+1 / -1).
     pub updates: Vec<((u32, u32), i8)>,

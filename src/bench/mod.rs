@@ -3,7 +3,7 @@
 //! A scenario ([`scenario`]) fixes a stream (generated deterministically from the seed). Each
 //! system runs it in its own child process ([`child`]), so that its memory is its own; the parent
 //! ([`run`]) checks that all complete (non-partial) systems agree on the final result, and
-//! [`table`] and [`plot`] show the figures ([`result`]).
+//! [`table`](mod@table) and [`plot`] show the figures ([`result`]).
 //!
 //! The systems ([`system`] holds the trait and the registry, [`systems`] the implementations):
 //! * `ripples` — what `ripples run` does by default (the insert-only fast path where it applies);
@@ -13,7 +13,7 @@
 //! * `uf-hash` — one sequential pass of union-find with a hash map from `u64` ids (insert-only);
 //! * `uf-dense` — the same over dense array ids, remapped beforehand ([`dense`], not timed);
 //! * `recompute` — a from-scratch computation over the live graph every epoch (union-find over
-//!   dense ids for WCC; the sequential reference, [`reference`], for the other algorithms).
+//!   dense ids for WCC; the sequential reference, [`reference`](mod@reference), for the other algorithms).
 //!
 //! Errors are [`BenchError`]s.
 

@@ -12,8 +12,11 @@ use crate::types::{Node, Update};
 /// A benchmark scenario and its parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Scenario {
+    /// One of [`SCENARIOS`]; it selects the algorithm and the stream shape.
     pub name: String,
+    /// R-MAT scale: the graph has `2^scale` vertex ids.
     pub scale: u32,
+    /// R-MAT edge factor: `edge_factor * 2^scale` generated edges.
     pub edge_factor: u64,
     /// Updates (for `wcc-window`: edges inserted, and as many expired; for `wcc-churn`: edges
     /// deleted, and as many inserted) per epoch.
@@ -22,8 +25,12 @@ pub struct Scenario {
     pub window: usize,
     /// Number of update epochs (`wcc-window` and churn scenarios; `wcc-insert` uses the whole graph).
     pub epochs: usize,
+    /// Seed of the generated graph and stream (the same seed, the same stream).
     pub seed: u64,
+    /// Timely worker threads per system.
     pub workers: usize,
+    /// Each system stops feeding epochs after this many seconds of update epochs (its result is
+    /// then marked partial).
     pub time_limit_secs: f64,
 }
 

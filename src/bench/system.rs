@@ -11,6 +11,7 @@ use crate::types::Node;
 
 /// What a system's run leaves: its figures and its final result.
 pub struct Outcome {
+    /// The figures the system measured on its own run.
     pub measured: Measured,
     /// `(vertex, value)` per vertex, values as the dataflows emit them.
     pub state: Vec<(Node, u64)>,
@@ -26,7 +27,10 @@ pub enum Comparison {
     /// The system the others are compared with.
     Reference,
     /// `ripples / NAME: R x updates/s`; `line` orders these lines.
-    Throughput { line: u8 },
+    Throughput {
+        /// Position of this system's line among the throughput lines (smaller first).
+        line: u8,
+    },
     /// `NAME p50 / ripples p50: R x`.
     Latency,
 }

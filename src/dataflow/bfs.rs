@@ -9,7 +9,7 @@
 //! returns, distances are recomputed from it. An edge counts while its multiplicity is positive;
 //! parallel copies, weights and self-loops change nothing (self-loops are dropped on entry).
 //! Vertex ids are full `u64` (0 and ids above 2^32 are ordinary). Values are integers
-//! ([`ValueFormat::Integer`]).
+//! ([`ValueFormat::Integer`](super::ValueFormat::Integer)).
 //!
 //! **How.** Differential min-plus label propagation ([`min_distances`]): inside an iterative
 //! scope, the source proposes 0 to itself, every vertex keeps the minimum proposal it has seen

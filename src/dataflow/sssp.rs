@@ -21,7 +21,7 @@
 //! retracted is retracted bit-identically.
 //!
 //! **How.** Differential Bellman–Ford with delta-stepping priorities, i.e. min-plus label
-//! propagation ([`min_distances`](super::bfs::min_distances)): inside an iterative scope the
+//! propagation ([`min_distances`]): inside an iterative scope the
 //! source proposes 0.0 to itself, every vertex keeps its smallest proposal (a `reduce` whose
 //! arrangement is reused) and proposes `d + w` along each out-edge copy (a `join` against the
 //! arranged edges, so a heavier parallel copy only adds a proposal that loses). A proposal of
@@ -90,7 +90,7 @@ pub fn sssp<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> Result
 }
 
 /// The round before which a proposal of length bits `d` is not considered (see
-/// [`min_distances`](super::bfs::min_distances)): the length's exponent and its top mantissa bit,
+/// [`min_distances`]): the length's exponent and its top mantissa bit,
 /// i.e. buckets of half an octave (`[1, 1.5)`, `[1.5, 2)`, `[2, 3)`, ...), monotone in the
 /// length and independent of the weights' scale; 0 has bucket 0.
 ///

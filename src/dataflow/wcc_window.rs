@@ -89,6 +89,7 @@ enum Owner {
 }
 
 impl WindowForest {
+    /// An empty forest: no vertex, no edge.
     pub fn new() -> Self {
         Self::default()
     }

@@ -12,10 +12,22 @@ pub enum LayoutError {
     /// The hostfile could not be read. (The I/O error is part of the message and not exposed as
     /// `source()`, so that chain printers do not repeat it.)
     #[error("cannot read hostfile {}: {error}", path.display())]
-    Hostfile { path: PathBuf, error: std::io::Error },
+    Hostfile {
+        /// The hostfile given with `--hostfile`.
+        path: PathBuf,
+        /// The error reading it.
+        error: std::io::Error,
+    },
     /// A hostfile line is not `host:port`.
     #[error("{}:{line}: expected host:port, found '{found}'", path.display())]
-    HostfileLine { path: PathBuf, line: usize, found: String },
+    HostfileLine {
+        /// The hostfile.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// The line's text.
+        found: String,
+    },
 }
 
 macro_rules! invalid {

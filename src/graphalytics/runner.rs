@@ -50,7 +50,9 @@ pub struct Selection {
 /// One planned check: a graph and one of the algorithms it lists.
 #[derive(Clone, Debug)]
 pub struct Check {
+    /// The graph, as its properties file describes it.
     pub spec: GraphSpec,
+    /// The algorithm to run on it and validate.
     pub algorithm: Algorithm,
 }
 
@@ -59,6 +61,7 @@ pub struct Check {
 pub struct CheckResult {
     /// The graph name `<g>`.
     pub graph: String,
+    /// The algorithm that was checked.
     pub algorithm: Algorithm,
     /// Whether the run succeeded and its output passed validation.
     pub pass: bool,
