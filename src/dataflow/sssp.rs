@@ -44,6 +44,28 @@
 //!   paths use retracts the affected shortest-path sub-tree, which settles at its next best
 //!   distances (or infinity);
 //! * a vertex that appears or vanishes also changes one record of the output `reduce`.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::sssp::Sssp;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // 0 -> 1 (0.5) -> 2 (0.25) beats the direct 0 -> 2 (1.0) until epoch 1 deletes 1 -> 2.
+//! let stream = MemoryStream {
+//!     vertices: vec![9],
+//!     initial: vec![(0, 1, Some(0.5)), (1, 2, Some(0.25)), (0, 2, Some(1.0))],
+//!     updates: vec![Update { weight: Some(0.25), ..Update::delete(1, 2) }],
+//!     batch: 1,
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Sssp { source: 0, undirected: false }).unwrap().unwrap();
+//! // Values are f64 bit patterns; unreachable is infinity.
+//! let lengths: Vec<(u64, f64)> = report.final_state.unwrap().into_iter().map(|(v, b)| (v, f64::from_bits(b))).collect();
+//! assert_eq!(lengths, vec![(0, 0.0), (1, 0.5), (2, 1.0), (9, f64::INFINITY)]);
+//! let epoch0: Vec<(u64, f64)> = report.changes.unwrap().iter().filter(|c| c.epoch == 0 && c.key == 2).map(|c| (c.key, f64::from_bits(c.value))).collect();
+//! assert_eq!(epoch0, vec![(2, 0.75)]);
+//! ```
 
 use super::bfs::{min_distances, with_default};
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
