@@ -16,6 +16,23 @@
 //!   dense ids for WCC; the sequential reference, [`reference`](mod@reference), for the other algorithms).
 //!
 //! Errors are [`BenchError`]s.
+//!
+//! ```
+//! use ripples::bench::{run_system, system, Scenario};
+//! // A tiny `wcc-insert`: 2^6 vertex ids, 4 * 2^6 edges inserted in epochs of 64.
+//! let scenario = Scenario { scale: 6, edge_factor: 4, batch: 64, workers: 1, ..Scenario::new("wcc-insert").unwrap() };
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut results = Vec::new();
+//! for name in ["ripples", "uf-hash"] {
+//!     let state = dir.path().join(name);
+//!     // In this process; `ripples bench` runs each system in a child process instead.
+//!     let result = run_system(&scenario, system::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
+//!     assert_eq!((result.updates, result.epochs, result.partial), (256, 5, false));
+//!     results.push(std::fs::read_to_string(&state).unwrap());
+//! }
+//! // Both systems end with the same components.
+//! assert_eq!(results[0], results[1]);
+//! ```
 
 pub mod child;
 pub mod dense;

@@ -1,6 +1,19 @@
 //! What a system's run produces: [`Latency`] (the one latency summary of a result),
 //! [`Measured`] (the figures a system measures itself) and [`SystemResult`] (one row of the
 //! table and one object of `--json`, with the memory figures the child process adds).
+//!
+//! ```
+//! use ripples::bench::{Latency, SystemResult};
+//! // Percentiles come from an HDR histogram with microsecond resolution (3 significant digits).
+//! let latency = Latency::of(&[1.0, 2.0, 3.0, 4.0, 100.0]);
+//! assert!((latency.p50_ms - 3.0).abs() < 0.01);
+//! assert_eq!(latency.max_ms, 100.0);
+//! // In the JSON the percentiles sit at the top level of each result object.
+//! let result = SystemResult { system: "uf-hash".into(), latency, ..SystemResult::default() };
+//! let json: serde_json::Value = serde_json::to_value(&result).unwrap();
+//! assert_eq!(json["max_ms"], 100.0);
+//! assert_eq!(json["system"], "uf-hash");
+//! ```
 
 use serde::{Deserialize, Serialize};
 

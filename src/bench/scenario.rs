@@ -1,5 +1,20 @@
 //! Benchmark scenarios: [`Scenario`] (the parameters, passed to each child process as JSON) and
 //! [`Stream`] (the stream a scenario generates, deterministically from its seed).
+//!
+//! ```
+//! use ripples::bench::Scenario;
+//! // `ripples bench wcc-churn --scale 8 --epochs 5`: an R-MAT graph of 16 * 2^8 edges, then five
+//! // epochs of 1000 deletions of present copies and 1000 insertions of new edges.
+//! let scenario = Scenario { scale: 8, epochs: 5, ..Scenario::new("wcc-churn").unwrap() };
+//! assert_eq!(scenario.algorithm(), "wcc");
+//! let stream = scenario.stream();
+//! assert_eq!(stream.initial.len(), 16 << 8);
+//! assert_eq!(stream.updates.len(), 5 * 2 * 1000);
+//! assert_eq!(stream.batch, 2000);
+//! // Generated from the seed: every system sees the same stream.
+//! assert_eq!(scenario.stream().updates, stream.updates);
+//! assert!(Scenario::new("wcc-fast").unwrap_err().to_string().starts_with("unknown scenario 'wcc-fast'"));
+//! ```
 
 use std::collections::HashMap;
 
