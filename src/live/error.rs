@@ -11,6 +11,27 @@
 //!
 //! Messages are sentence fragments that the driver prints as they are; where an
 //! underlying error exists it is both part of the message and the [`source`](std::error::Error::source).
+//!
+//! ```
+//! use std::error::Error;
+//! use ripples::live::{start, LiveConfig, LiveFailure, LiveInput, SequencerError, StartError};
+//! // Bad options are refused by `start` before anything is read.
+//! let config = LiveConfig { batch: Some(0), ..LiveConfig::new(LiveInput::Stdin) };
+//! let err = start(config).err().expect("a zero batch is refused");
+//! assert!(matches!(err, StartError::ZeroBatch));
+//! assert_eq!(err.to_string(), "--batch must be at least 1");
+//! // A state directory that cannot be opened names the directory, and keeps the cause as source.
+//! let dir = tempfile::tempdir().unwrap();
+//! let not_a_dir = dir.path().join("file");
+//! std::fs::write(&not_a_dir, "").unwrap();
+//! let config = LiveConfig { state_dir: Some(not_a_dir.clone()), ..LiveConfig::new(LiveInput::Stdin) };
+//! let err = start(config).err().expect("a file is not a state directory");
+//! assert!(err.to_string().starts_with(&format!("cannot open the state directory {}", not_a_dir.display())));
+//! assert!(err.source().is_some());
+//! // What the driver receives when the sequencer stops: not an input error (exit status 1).
+//! let failure = LiveFailure::from(SequencerError::WorkersGone);
+//! assert_eq!((failure.input, failure.message.as_str()), (false, "the workers stopped receiving epochs"));
+//! ```
 
 use std::io;
 use std::path::PathBuf;

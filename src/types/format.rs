@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use ripples::types::format::{format_f64, ValueFormat};
-//! for x in [0.14776291666666667, 1e-300, 0.0, -0.0, 12345.678] {
+//! for x in [0.14776291666666667f64, 1e-300, 0.0, -0.0, 12345.678] {
 //!     let mut out = String::new();
 //!     ValueFormat::Float.write(x.to_bits(), &mut out);
 //!     assert_eq!(out, format_f64(x));
