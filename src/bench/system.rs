@@ -1,5 +1,18 @@
 //! The [`System`] trait and the registry: every system `ripples bench` can measure, in one list
 //! ([`all`]), looked up by name in one place ([`by_name`]).
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::bench::{system, Scenario};
+//! assert!(system::names().contains(&"uf-hash"));
+//! let uf = system::by_name("uf-hash").unwrap();
+//! // Union-find handles insertions only; the defaults of a churn scenario leave it out.
+//! assert!(uf.applies_to(&Scenario::new("wcc-insert").unwrap()));
+//! assert!(!uf.applies_to(&Scenario::new("wcc-churn").unwrap()));
+//! assert!(!system::defaults(&Scenario::new("wcc-churn").unwrap()).contains(&"uf-hash"));
+//! assert!(system::by_name("spark").is_err());
+//! ```
 
 use std::time::Duration;
 

@@ -2,6 +2,19 @@
 //! Fast paths handle the common shapes (`src dst[ weight]`, `+ src dst[ weight]`) in one pass and
 //! fall back to the general parsers for anything unusual, so errors are always the general
 //! parsers' messages.
+//!
+//! ```
+//! use ripples::sources::parse::{is_skipped_line, parse_edge_bytes, parse_vertex_line, LineError};
+//! // Blank lines and `#` / `%` comments are skipped (a byte-order mark is ignored).
+//! assert!(is_skipped_line(b"   \t\r\n") && is_skipped_line(b"\xEF\xBB\xBF# header"));
+//! assert!(!is_skipped_line(b"1 2"));
+//! // The byte-slice parsers take the line with its line ending.
+//! assert_eq!(parse_edge_bytes(b"7\t8\r\n"), Ok(Some((7, 8, None))));
+//! assert_eq!(
+//!     parse_vertex_line("1 2"),
+//!     Err(LineError::TooManyFields { expected: "1 (a vertex id)", found: 2 })
+//! );
+//! ```
 
 use super::LineError;
 use crate::types::{Node, Time, Update};
