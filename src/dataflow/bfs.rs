@@ -9,7 +9,7 @@
 //! returns, distances are recomputed from it. An edge counts while its multiplicity is positive;
 //! parallel copies, weights and self-loops change nothing (self-loops are dropped on entry).
 //! Vertex ids are full `u64` (0 and ids above 2^32 are ordinary). Values are integers
-//! ([`ValueFormat::Integer`]).
+//! ([`ValueFormat::Integer`](super::ValueFormat::Integer)).
 //!
 //! **How.** Differential min-plus label propagation ([`min_distances`]): inside an iterative
 //! scope, the source proposes 0 to itself, every vertex keeps the minimum proposal it has seen
@@ -34,6 +34,28 @@
 //!
 //! Deleting the source's last edge (when it is not in the vertex file) retracts every distance;
 //! that is inherent in the semantics.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::bfs::{Bfs, BFS_UNREACHABLE};
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // The path 0 -> 1 -> 2 -> 3, and vertex 9 from a vertex file; epoch 1 adds the shortcut 0 -> 2.
+//! let stream = MemoryStream {
+//!     vertices: vec![9],
+//!     initial: vec![(0, 1, None), (1, 2, None), (2, 3, None)],
+//!     updates: vec![Update::insert(0, 2)],
+//!     batch: 1,
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 1) };
+//! let report = driver::run(options, Bfs { source: 0, undirected: false }).unwrap().unwrap();
+//! assert_eq!(report.final_state.unwrap(), vec![(0, 0), (1, 1), (2, 1), (3, 2), (9, BFS_UNREACHABLE)]);
+//! // The shortcut changed the hop counts of 2 and 3 only.
+//! let epoch1: Vec<_> =
+//!     report.changes.unwrap().iter().filter(|c| c.epoch == 1).map(|c| (c.key, c.value, c.diff)).collect();
+//! assert_eq!(epoch1, vec![(2, 2, -1), (2, 1, 1), (3, 3, -1), (3, 2, 1)]);
+//! ```
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};

@@ -30,6 +30,30 @@
 //! the work is bounded by the `iterations`-hop neighbourhood of the changed edges, and stops
 //! early wherever the labels do not change. A vertex that appears or vanishes changes one output
 //! record.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::cdlp::Cdlp;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::oracle;
+//! use ripples::types::Update;
+//! // A star with centre 0 that grows a leaf in epoch 1.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (0, 2, None), (0, 3, None)],
+//!     updates: vec![Update::insert(0, 4)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Cdlp { iterations: 3, undirected: true }).unwrap().unwrap();
+//! // The same labels as the Graphalytics definition computed from scratch on the final graph.
+//! let edges = oracle::symmetrize(&[(0, 1, 1.0), (0, 2, 1.0), (0, 3, 1.0), (0, 4, 1.0)]);
+//! let want: Vec<(u64, u64)> = oracle::cdlp(&oracle::vertex_set([], &edges), &edges, 3).into_iter().collect();
+//! assert_eq!(report.final_state.unwrap(), want);
+//! // Synchronous propagation on a star oscillates: after 3 iterations the centre holds 1.
+//! assert_eq!(want, vec![(0, 1), (1, 0), (2, 0), (3, 0), (4, 0)]);
+//! ```
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};

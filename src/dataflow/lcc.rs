@@ -34,6 +34,26 @@
 //! pair (`O(√|E|)`), and the triangles on `{a, b}` (one lookup per common neighbour). The output
 //! changes for `a`, `b` (their degrees) and their common neighbours (their numerators). A
 //! parallel copy or a self-loop costs only the edge-set `distinct`.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::lcc::Lcc;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // The triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3; epoch 1 adds 1 -> 0.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None), (2, 0, None), (2, 3, None)],
+//!     updates: vec![Update::insert(1, 0)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 1) };
+//! let report = driver::run(options, Lcc { undirected: false }).unwrap().unwrap();
+//! let lcc: Vec<(u64, f64)> = report.final_state.unwrap().into_iter().map(|(v, b)| (v, f64::from_bits(b))).collect();
+//! // N(2) = {0, 1, 3}: now 0 -> 1 and 1 -> 0 of its 6 possible edges; N(1) = {0, 2}: 2 -> 0 of 2.
+//! assert_eq!(lcc, vec![(0, 0.5), (1, 0.5), (2, 2.0 / 6.0), (3, 0.0)]);
+//! ```
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};

@@ -54,6 +54,34 @@
 //! `O(iterations · (|V| + |E|))` work per epoch, almost independent of the batch size. What the
 //! dataflow saves over recomputation is in batching and in avoiding re-sorting the graph, not
 //! in confining an update's effect.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::pagerank::PageRank;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::oracle;
+//! use ripples::types::Update;
+//! // A 4-cycle with a chord; epoch 1 deletes an edge, so vertex 3 becomes a sink.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None), (2, 3, None), (3, 0, None), (0, 2, None)],
+//!     updates: vec![Update::delete(3, 0)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let algorithm = PageRank { iterations: 10, damping: 0.85, undirected: false };
+//! let report = driver::run(options, algorithm).unwrap().unwrap();
+//! // Values are f64 bit patterns; they agree with the sequential definition on the final graph.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (0, 2, 1.0)];
+//! let want = oracle::pagerank(&oracle::vertex_set([], &edges), &edges, 0.85, 10);
+//! let got = report.final_state.unwrap();
+//! assert_eq!(got.len(), 4);
+//! for (v, bits) in got {
+//!     let rank = f64::from_bits(bits);
+//!     assert!((rank - want[&v]).abs() <= 1e-9 * want[&v], "vertex {v}: {rank} vs {}", want[&v]);
+//! }
+//! ```
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};

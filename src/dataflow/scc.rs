@@ -40,6 +40,30 @@
 //! happened once in 170 epochs of 100 churn updates and took 1.4 s, against 10 ms for a typical
 //! epoch. Prioritised label introduction (smallest ids first) in both stages made typical
 //! epochs 3–9 times cheaper than introducing all labels at once.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::scc::Scc;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // The path 0 -> 1 -> 2; epoch 1 closes the cycle 2 -> 0, epoch 2 opens it at 1 -> 2.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None)],
+//!     updates: vec![Update::insert(2, 0), Update::delete(1, 2)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Scc).unwrap().unwrap();
+//! let changes = report.changes.unwrap();
+//! let inserted = |epoch| changes.iter().filter(|c| c.epoch == epoch && c.diff > 0).map(|c| (c.key, c.value)).collect::<Vec<_>>();
+//! assert_eq!(inserted(0), vec![(0, 0), (1, 1), (2, 2)]);
+//! // One component, labelled by its smallest vertex.
+//! assert_eq!(inserted(1), vec![(1, 0), (2, 0)]);
+//! // 2 -> 0 -> 1 is a path again: every vertex is its own component.
+//! assert_eq!(report.final_state.unwrap(), vec![(0, 0), (1, 1), (2, 2)]);
+//! ```
 
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 use differential_dataflow::algorithms::graphs::scc::strongly_connected_at;

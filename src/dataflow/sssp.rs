@@ -21,7 +21,7 @@
 //! retracted is retracted bit-identically.
 //!
 //! **How.** Differential Bellman–Ford with delta-stepping priorities, i.e. min-plus label
-//! propagation ([`min_distances`](super::bfs::min_distances)): inside an iterative scope the
+//! propagation ([`min_distances`]): inside an iterative scope the
 //! source proposes 0.0 to itself, every vertex keeps its smallest proposal (a `reduce` whose
 //! arrangement is reused) and proposes `d + w` along each out-edge copy (a `join` against the
 //! arranged edges, so a heavier parallel copy only adds a proposal that loses). A proposal of
@@ -44,6 +44,28 @@
 //!   paths use retracts the affected shortest-path sub-tree, which settles at its next best
 //!   distances (or infinity);
 //! * a vertex that appears or vanishes also changes one record of the output `reduce`.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::sssp::Sssp;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // 0 -> 1 (0.5) -> 2 (0.25) beats the direct 0 -> 2 (1.0) until epoch 1 deletes 1 -> 2.
+//! let stream = MemoryStream {
+//!     vertices: vec![9],
+//!     initial: vec![(0, 1, Some(0.5)), (1, 2, Some(0.25)), (0, 2, Some(1.0))],
+//!     updates: vec![Update { weight: Some(0.25), ..Update::delete(1, 2) }],
+//!     batch: 1,
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Sssp { source: 0, undirected: false }).unwrap().unwrap();
+//! // Values are f64 bit patterns; unreachable is infinity.
+//! let lengths: Vec<(u64, f64)> = report.final_state.unwrap().into_iter().map(|(v, b)| (v, f64::from_bits(b))).collect();
+//! assert_eq!(lengths, vec![(0, 0.0), (1, 0.5), (2, 1.0), (9, f64::INFINITY)]);
+//! let epoch0: Vec<(u64, f64)> = report.changes.unwrap().iter().filter(|c| c.epoch == 0 && c.key == 2).map(|c| (c.key, f64::from_bits(c.value))).collect();
+//! assert_eq!(epoch0, vec![(2, 0.75)]);
+//! ```
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
@@ -147,7 +169,7 @@ where
 }
 
 /// The round before which a proposal of length bits `d` is not considered (see
-/// [`min_distances`](super::bfs::min_distances)): the length's exponent and its top mantissa bit,
+/// [`min_distances`]): the length's exponent and its top mantissa bit,
 /// i.e. buckets of half an octave (`[1, 1.5)`, `[1.5, 2)`, `[2, 3)`, ...), monotone in the
 /// length and independent of the weights' scale; 0 has bucket 0.
 ///

@@ -43,6 +43,28 @@
 //! (two hash lookups and a union-find step); a merge of two components costs O(size of the one
 //! whose smallest id is larger) at the merging worker — the same output the general path must
 //! produce.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::wcc::Wcc;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // Epoch 0: the path 0 - 1 - 2 and the edge 5 - 6. Epoch 1 joins them; epoch 2 cuts 1 - 2.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None), (5, 6, None)],
+//!     updates: vec![Update::insert(2, 5), Update::delete(1, 2)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Wcc).unwrap().unwrap();
+//! assert_eq!(report.final_state.unwrap(), vec![(0, 0), (1, 0), (2, 2), (5, 2), (6, 2)]);
+//! // Epoch 1 moved 5 and 6 to label 0: per vertex, the retraction comes before the insertion.
+//! let epoch1: Vec<_> =
+//!     report.changes.unwrap().iter().filter(|c| c.epoch == 1).map(|c| (c.key, c.value, c.diff)).collect();
+//! assert_eq!(epoch1, vec![(5, 5, -1), (5, 0, 1), (6, 5, -1), (6, 0, 1)]);
+//! ```
 
 use differential_dataflow::algorithms::graphs::propagate::propagate_core;
 use differential_dataflow::lattice::Lattice;

@@ -41,7 +41,16 @@ pub enum RunError {
         "process {process} ({address}) disconnected: {reason}; the cluster stopped. Restart every process with the same flags to {}",
         if *resumable { "resume from the state directory" } else { "run again" }
     )]
-    Cluster { process: usize, address: String, reason: String, resumable: bool },
+    Cluster {
+        /// The index of the process that went away (`--process` of it).
+        process: usize,
+        /// Its `host:port` from the hostfile.
+        address: String,
+        /// What the communication layer reported.
+        reason: String,
+        /// Whether a state directory lets the restarted cluster resume.
+        resumable: bool,
+    },
     /// A worker failed (a bug: the message and where it happened).
     #[error("a worker failed: {0}")]
     WorkerFailed(String),
