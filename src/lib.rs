@@ -11,6 +11,7 @@
 //! | dataflow | [`dataflow`] — one algorithm per file, each a differential dataflow over the edge collection | model, sources |
 //! | beside the driver | [`live`] — the live front end (transports, sequencer, state directory); [`sinks`] — result files, change logs, stats, progress | model, sources |
 //! | driver | [`driver`] — one feed loop over an epoch source; epochs, probes, metrics, resume | all of the above |
+//! | beside the driver (feature `serve`) | [`serve`] — the results as a SQL database over the PostgreSQL wire protocol (`--serve`), an observer of the driver | model, sinks, `driver::observe` |
 //! | application (feature `cli`) | [`cli`], [`bench`](mod@bench), [`graphalytics`] runner | everything |
 //!
 //! The driver *uses* `live` and `sinks`; they never import it. [`oracle`] holds plain
@@ -29,6 +30,8 @@ pub mod driver;
 pub mod graphalytics;
 pub mod live;
 pub mod oracle;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod sinks;
 pub mod sources;
 pub mod types;
