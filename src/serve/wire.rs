@@ -995,21 +995,19 @@ impl Session {
     }
 }
 
-/// Sends COPY text in messages of at most 64 KiB (whole lines).
+/// Sends COPY text, one row per CopyData message (as PostgreSQL does; clients rely on it).
 async fn send_chunks<C>(client: &mut C, text: String) -> PgWireResult<()>
 where
     C: Sink<PgWireBackendMessage> + Unpin + Send,
     C::Error: Debug,
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
-    let mut rest = text.as_str();
-    while !rest.is_empty() {
-        let cut =
-            if rest.len() <= 65536 { rest.len() } else { rest[..65536].rfind('\n').map_or(rest.len(), |i| i + 1) };
-        client
-            .feed(PgWireBackendMessage::CopyData(CopyData::new(Bytes::copy_from_slice(rest[..cut].as_bytes()))))
-            .await?;
-        rest = &rest[cut..];
+    let all = Bytes::from(text);
+    let mut at = 0;
+    while at < all.len() {
+        let end = all[at..].iter().position(|&b| b == b'\n').map_or(all.len(), |i| at + i + 1);
+        client.feed(PgWireBackendMessage::CopyData(CopyData::new(all.slice(at..end)))).await?;
+        at = end;
     }
     client.flush().await?;
     Ok(())
