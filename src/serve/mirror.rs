@@ -179,7 +179,7 @@ impl Mirror {
             .map_err(sql_err)?;
         // History older than the retained epochs goes, a few times per retention window.
         let every = (self.retain / 4).max(1);
-        if epoch % every == 0 && oldest > 0 {
+        if epoch.is_multiple_of(every) && oldest > 0 {
             for t in &self.tables {
                 tx.execute(
                     &format!("DELETE FROM {}_history WHERE valid_to IS NOT NULL AND valid_to <= ?1", t.name),
