@@ -109,3 +109,28 @@ fn the_scan_sees_imports() {
     let found: Vec<String> = imports(text).into_iter().map(|(_, m)| m).collect();
     assert_eq!(found, ["driver", "sinks", "types"]);
 }
+
+#[test]
+fn serve_uses_only_the_observer_hook_of_the_driver() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/serve");
+    let mut all = Vec::new();
+    files(&dir, &mut all);
+    assert!(!all.is_empty(), "src/serve is missing");
+    for path in all {
+        let text = std::fs::read_to_string(&path).expect("read source");
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for (at, _) in line.match_indices("crate::driver") {
+                assert!(
+                    line[at..].starts_with("crate::driver::observe"),
+                    "{}:{}: serve may import only driver::observe: {}",
+                    path.display(),
+                    i + 1,
+                    line.trim()
+                );
+            }
+        }
+    }
+}

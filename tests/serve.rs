@@ -599,6 +599,85 @@ fn unsafe_serving_is_refused_at_start() {
     assert!(err.contains("serving SQL on 127.0.0.1:"), "{err}");
 }
 
+const LIMITS: &str = r#"
+import json, sys, threading, time, psycopg
+port, password = int(sys.argv[1]), sys.argv[2]
+dsn = f"host=127.0.0.1 port={port} user=ripples dbname=ripples sslmode=require"
+out = {}
+forever = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+a = psycopg.connect(dsn, password=password, autocommit=True)
+b = psycopg.connect(dsn, password=password, autocommit=True)
+try:
+    psycopg.connect(dsn, password=password).close()
+    out["third"] = "connected"
+except psycopg.OperationalError as e:
+    out["third"] = str(e)
+t0 = time.time()
+try:
+    a.execute(forever)
+    out["timeout"] = "no error"
+except psycopg.Error as e:
+    out["timeout"] = [e.sqlstate, str(e), time.time() - t0]
+cancel = getattr(b, "cancel_safe", None) or b.cancel
+threading.Timer(0.3, cancel).start()
+t0 = time.time()
+try:
+    b.execute(forever)
+    out["cancel"] = "no error"
+except psycopg.Error as e:
+    out["cancel"] = [e.sqlstate, str(e), time.time() - t0]
+out["after"] = [a.execute("SELECT count(*) FROM wcc").fetchone()[0], b.execute("SELECT 40 + 2").fetchone()[0]]
+print(json.dumps(out))
+"#;
+
+#[test]
+fn tls_connection_limit_statement_timeout_and_cancel() {
+    if !clients() {
+        return;
+    }
+    let files = Files::new();
+    let key = rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let cert = files.write("cert.pem", &key.cert.pem());
+    let private = files.write("key.pem", &key.key_pair.serialize_pem());
+    let updates = files.write("u.txt", "+ 1 2\n+ 2 3\n+ 7 8\n");
+    let mut server = start(
+        &files,
+        &[
+            "wcc".into(),
+            "--updates".into(),
+            s(&updates),
+            "--serve-tls-cert".into(),
+            s(&cert),
+            "--serve-tls-key".into(),
+            s(&private),
+            "--serve-max-connections".into(),
+            "2".into(),
+            "--serve-statement-timeout-ms".into(),
+            "1500".into(),
+            "--serve-linger".into(),
+        ],
+    );
+    wait_line(&server.stderr.clone(), "still serving", &mut server.child);
+    let port = server.port;
+    let out = Command::new("psql")
+        .args([&conninfo(port).replace("sslmode=disable", "sslmode=require"), "-X", "-c", "\\conninfo"])
+        .env("PGPASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("SSL connection"), "psql over TLS: {text} {}", String::from_utf8_lossy(&out.stderr));
+    let script = files.write("limits.py", LIMITS);
+    let out = Command::new("python3").args([s(&script), port.to_string(), PASSWORD.into()]).output().unwrap();
+    assert!(out.status.success(), "psycopg client failed: {}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(got["third"].as_str().unwrap().contains("too many connections"), "{got}");
+    assert_eq!(got["timeout"][0], "57014", "{got}");
+    assert!(got["timeout"][1].as_str().unwrap().contains("statement timeout"), "{got}");
+    assert_eq!(got["cancel"][0], "57014", "{got}");
+    assert!(got["cancel"][2].as_f64().unwrap() < 1.4, "the cancel came before the timeout: {got}");
+    assert_eq!(got["after"], serde_json::json!([5, 42]), "both connections stay usable: {got}");
+}
+
 #[allow(dead_code)]
 fn lines_of(child: &mut Child) -> impl Iterator<Item = String> {
     BufReader::new(child.stdout.take().unwrap()).lines().map_while(Result::ok)

@@ -642,10 +642,13 @@ type Sent = PgWireResult<Result<Response, SqlError>>;
 
 impl Session {
     fn new(shared: Arc<Shared>) -> Session {
+        // Opened now, so that a statement timeout or a cancel can interrupt even the first one.
+        let db = open(&shared).ok();
+        let interrupt = db.as_ref().map(|d| Arc::new(d.get_interrupt_handle()));
         Session {
             shared,
-            conn: Arc::new(Mutex::new(None)),
-            interrupt: Mutex::new(None),
+            conn: Arc::new(Mutex::new(db)),
+            interrupt: Mutex::new(interrupt),
             described: Mutex::new(None),
             parser: Arc::new(NoopQueryParser::new()),
         }
