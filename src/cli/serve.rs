@@ -7,6 +7,7 @@ use clap::Args;
 use crate::driver::{RunError, RunOptions};
 
 /// The environment variable that may hold the password instead of `--serve-password-file`.
+#[cfg_attr(not(feature = "serve"), allow(dead_code))]
 pub const PASSWORD_ENV: &str = "RIPPLES_SERVE_PASSWORD";
 
 /// Serving flags (see the README, "Query the results").
@@ -59,6 +60,7 @@ fn input(e: impl Into<String>) -> RunError {
 }
 
 impl ServeArgs {
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
     fn password(&self) -> Result<Option<String>, RunError> {
         if let Some(path) = &self.serve_password_file {
             let text = std::fs::read_to_string(path)
