@@ -403,20 +403,27 @@ fn sql_over_a_followed_stream_agrees_with_the_oracles() {
         "BEGIN\n1\nCOMMIT\n"
     );
 
-    // A live subscription from now on, while more epochs arrive.
+    // A live subscription after epoch 5, while epochs 6.. arrive (it may start before or after
+    // some of them: AS OF 5 makes its rows the same either way).
     let (tx, rx) = mpsc::channel();
     {
         let info = conninfo(port);
         thread::spawn(move || {
             let out = Command::new("psql")
-                .args([&info, "-X", "-At", "-c", "COPY (SUBSCRIBE wcc WITH (SNAPSHOT = false) UP TO 9) TO STDOUT"])
+                .args([
+                    &info,
+                    "-X",
+                    "-At",
+                    "-c",
+                    "COPY (SUBSCRIBE wcc AS OF 5 UP TO 9 WITH (SNAPSHOT = false)) TO STDOUT",
+                ])
                 .env("PGPASSWORD", PASSWORD)
                 .output()
                 .unwrap();
             tx.send(out).unwrap();
         });
     }
-    thread::sleep(Duration::from_millis(300));
+    thread::sleep(Duration::from_millis(100));
     for u in &epochs[5..8] {
         append(&followed, u);
     }

@@ -116,6 +116,7 @@ impl Mirror {
                     "CREATE TABLE IF NOT EXISTS {n}_history(vertex INTEGER NOT NULL, value {ty} NOT NULL,
                          valid_from INTEGER NOT NULL, valid_to INTEGER);
                      CREATE INDEX IF NOT EXISTS {n}_by_vertex ON {n}_history(vertex);
+                     CREATE INDEX IF NOT EXISTS {n}_retired ON {n}_history(valid_to) WHERE valid_to IS NOT NULL;
                      CREATE VIEW IF NOT EXISTS {n} AS SELECT vertex, value FROM {n}_history WHERE valid_to IS NULL;"
                 ))
                 .map_err(sql_err)?;
@@ -177,7 +178,8 @@ impl Mirror {
         .map_err(sql_err)?;
         tx.execute("UPDATE ripples_state SET epoch = ?1, oldest = ?2", params![epoch as i64, oldest as i64])
             .map_err(sql_err)?;
-        // History older than the retained epochs goes, a few times per retention window.
+        // History older than the retained epochs goes, a few times per retention window (through
+        // the index of retired rows: a scan of the whole table each time cost more than the stream).
         let every = (self.retain / 4).max(1);
         if epoch.is_multiple_of(every) && oldest > 0 {
             for t in &self.tables {
