@@ -17,11 +17,13 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
         ("live", vec!["types", "sources"]),
         ("sinks", vec!["types"]),
         ("driver", vec!["types", "sources", "dataflow", "live", "sinks"]),
+        // Beside the driver: it implements `driver::observe::Observer` (the driver never imports it).
+        ("serve", vec!["types", "sinks", "driver"]),
         ("job", vec!["types", "sources", "dataflow", "driver", "live", "sinks"]),
         ("graphalytics", vec!["types", "sources", "dataflow", "driver", "sinks"]),
         // The bench's from-scratch baseline and agreement check use the oracle (see bench docs).
         ("bench", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "oracle"]),
-        ("cli", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "job", "graphalytics", "bench"]),
+        ("cli", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "job", "graphalytics", "bench", "serve"]),
     ])
 }
 
@@ -107,4 +109,29 @@ fn the_scan_sees_imports() {
     let text = "use crate::driver::Layout;\n// crate::cli in a comment\nuse crate::{sinks::X, types};\n#[cfg(test)]\nuse crate::oracle;\n";
     let found: Vec<String> = imports(text).into_iter().map(|(_, m)| m).collect();
     assert_eq!(found, ["driver", "sinks", "types"]);
+}
+
+#[test]
+fn serve_uses_only_the_observer_hook_of_the_driver() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/serve");
+    let mut all = Vec::new();
+    files(&dir, &mut all);
+    assert!(!all.is_empty(), "src/serve is missing");
+    for path in all {
+        let text = std::fs::read_to_string(&path).expect("read source");
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for (at, _) in line.match_indices("crate::driver") {
+                assert!(
+                    line[at..].starts_with("crate::driver::observe"),
+                    "{}:{}: serve may import only driver::observe: {}",
+                    path.display(),
+                    i + 1,
+                    line.trim()
+                );
+            }
+        }
+    }
 }

@@ -6,6 +6,7 @@
 mod bench;
 mod demo;
 mod graphalytics;
+mod serve;
 mod workers;
 
 pub use workers::{DefaultWorkers, WorkersArgs, WorkersFlag};
@@ -184,6 +185,8 @@ pub struct JobArgs {
     pub late_output: Option<PathBuf>,
     #[command(flatten)]
     pub layout: LayoutArgs,
+    #[command(flatten)]
+    pub serve: serve::ServeArgs,
 }
 
 /// `--late`.
@@ -340,10 +343,11 @@ pub fn run_jobs(
     }
     let algorithms: Vec<std::sync::Arc<dyn dataflow::Algorithm>> =
         algorithms.into_iter().map(std::sync::Arc::from).collect();
+    let served = job.serve.start(job.layout.process)?;
     let mut restarts = 0;
     let report = loop {
         let attempt = algorithms.iter().map(|a| Box::new(a.clone()) as Box<dyn dataflow::Algorithm>).collect();
-        match driver::run_many(job.options()?, attempt) {
+        match driver::run_many(served.attach(job.options()?), attempt) {
             Err(e) if restarts < job.restart && restartable(&e) => {
                 restarts += 1;
                 eprintln!("ripples: error: {}", e);
@@ -359,6 +363,7 @@ pub fn run_jobs(
     if let Some(report) = &report {
         eprintln!("{}", report.summary.human());
     }
+    served.end();
     Ok(report)
 }
 

@@ -1,0 +1,334 @@
+//! **Serving** (`--serve ADDR`): the maintained results as a live SQL database that PostgreSQL
+//! clients (psql, psycopg, JDBC, ...) read over the PostgreSQL wire protocol.
+//!
+//! Beside the driver: an [`Observer`] that copies each completed epoch's view into a queue (it
+//! never blocks the dataflow: the queue's length is the observer lag of `--stats`); a mirror
+//! thread applies each epoch to an embedded SQLite database (WAL mode) in one transaction
+//! ([`mirror`]); a tokio runtime answers clients through `pgwire` ([`wire`]), every statement
+//! reading exactly one completed epoch. Imports only the model, the sinks and
+//! [`driver::observe`](crate::driver::observe).
+
+pub mod mirror;
+pub mod sql;
+mod wire;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use crate::driver::observe::{EpochView, Observer, OutputInfo};
+use crate::sinks::Change;
+use crate::sinks::RunSummary;
+use crate::types::stats::EpochStats;
+use crate::types::Time;
+
+/// How clients authenticate.
+#[derive(Clone, Debug)]
+pub enum Auth {
+    /// SCRAM-SHA-256 with this password (any user name).
+    Password(String),
+    /// No authentication (loopback addresses only).
+    Trust,
+}
+
+/// What `--serve` was asked for.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// The address to listen on.
+    pub addr: String,
+    pub auth: Auth,
+    /// TLS certificate chain and private key (PEM).
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Epochs of history kept for `AS OF` and subscriptions.
+    pub retain_epochs: u64,
+    pub max_connections: usize,
+    pub max_rows: usize,
+    pub statement_timeout: Duration,
+    /// Where the mirror database lives (a fresh directory is made inside; removed at the end).
+    pub dir: Option<PathBuf>,
+}
+
+impl ServeConfig {
+    /// The defaults for `addr`, with `auth`.
+    pub fn new(addr: impl Into<String>, auth: Auth) -> ServeConfig {
+        ServeConfig {
+            addr: addr.into(),
+            auth,
+            tls: None,
+            retain_epochs: 100,
+            max_connections: 64,
+            max_rows: 1_000_000,
+            statement_timeout: Duration::from_secs(30),
+            dir: None,
+        }
+    }
+}
+
+/// Whether a host (or `host:port`) is a loopback address.
+pub fn is_loopback(addr: &SocketAddr) -> bool {
+    addr.ip().is_loopback()
+}
+
+enum Msg {
+    Start(Vec<OutputInfo>),
+    Epoch { epoch: Time, stats: EpochStats, changes: Vec<Vec<Change>>, replayed: bool },
+    Stop,
+}
+
+/// What the observer, the mirror thread and the server share.
+pub(crate) struct Shared {
+    pub db: PathBuf,
+    /// Epochs handed to the mirror / applied by it.
+    sent: AtomicU64,
+    applied_count: AtomicU64,
+    /// The last epoch the mirror committed (readers wait on it).
+    pub latest: tokio::sync::watch::Sender<Option<Time>>,
+    /// The algorithm tables, once the run started.
+    pub tables: Mutex<Vec<mirror::Table>>,
+    /// A mirror failure, reported to the run at its next epoch.
+    failed: Mutex<Option<String>>,
+    pub config: ServeConfig,
+    /// Per table: output changes and microseconds spent applying them.
+    cost: Mutex<Vec<(String, u64, Duration)>>,
+}
+
+/// A running server: its observer for the run, and the serving threads.
+pub struct Serving {
+    shared: Arc<Shared>,
+    tx: Mutex<Option<mpsc::Sender<Msg>>>,
+    mirror: Option<std::thread::JoinHandle<()>>,
+    runtime: Option<tokio::runtime::Runtime>,
+    dir: PathBuf,
+    /// The address it listens on.
+    pub local_addr: SocketAddr,
+}
+
+impl Serving {
+    /// Checks the configuration, creates the mirror database and starts listening.
+    pub fn start(config: ServeConfig) -> Result<Serving, String> {
+        let addr: SocketAddr = std::net::ToSocketAddrs::to_socket_addrs(&config.addr)
+            .map_err(|e| format!("--serve {}: not an address: {e}", config.addr))?
+            .next()
+            .ok_or_else(|| format!("--serve {}: the name resolves to no address", config.addr))?;
+        if !is_loopback(&addr) {
+            if config.tls.is_none() {
+                return Err(format!(
+                    "--serve {} is not a loopback address: clients there must use TLS, give --serve-tls-cert FILE and --serve-tls-key FILE",
+                    config.addr
+                ));
+            }
+            if matches!(config.auth, Auth::Trust) {
+                return Err(format!(
+                    "--serve {} is not a loopback address: --serve-trust is allowed only on loopback; give --serve-password-file FILE",
+                    config.addr
+                ));
+            }
+        }
+        let base = config.dir.clone().unwrap_or_else(std::env::temp_dir);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let dir = base.join(format!("ripples-serve-{}-{}", std::process::id(), nanos));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("--serve: cannot create {}: {e}", dir.display()))?;
+        let db = dir.join("mirror.sqlite");
+        let conn = mirror::create(&db)?;
+        let (latest, _) = tokio::sync::watch::channel(None);
+        let shared = Arc::new(Shared {
+            db,
+            sent: AtomicU64::new(0),
+            applied_count: AtomicU64::new(0),
+            latest,
+            tables: Mutex::new(Vec::new()),
+            failed: Mutex::new(None),
+            config: config.clone(),
+            cost: Mutex::new(Vec::new()),
+        });
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("ripples-serve")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("--serve: cannot start the server's threads: {e}"))?;
+        let listener =
+            std::net::TcpListener::bind(addr).map_err(|e| format!("--serve {}: cannot listen: {e}", addr))?;
+        let local_addr = listener.local_addr().map_err(|e| format!("--serve: {e}"))?;
+        listener.set_nonblocking(true).map_err(|e| format!("--serve: {e}"))?;
+        let tls = match &config.tls {
+            Some((cert, key)) => Some(wire::tls_acceptor(cert, key)?),
+            None => None,
+        };
+        {
+            let _guard = runtime.enter();
+            let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| format!("--serve: {e}"))?;
+            runtime.spawn(wire::serve(listener, tls, shared.clone()));
+        }
+        let (tx, rx) = mpsc::channel();
+        let mirror = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("ripples-mirror".into())
+                .spawn(move || mirror_thread(conn, rx, shared))
+                .map_err(|e| format!("--serve: cannot start the mirror thread: {e}"))?
+        };
+        Ok(Serving { shared, tx: Mutex::new(Some(tx)), mirror: Some(mirror), runtime: Some(runtime), dir, local_addr })
+    }
+
+    /// The observer to add to the run's [`Observers`](crate::driver::observe::Observers).
+    pub fn observer(&self) -> impl Observer + 'static {
+        let tx = self.tx.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        MirrorObserver { tx, shared: self.shared.clone(), integer: Vec::new() }
+    }
+
+    /// Waits until the mirror applied everything it was handed.
+    pub fn wait_mirror(&self) {
+        while self.shared.applied_count.load(Ordering::Acquire) < self.shared.sent.load(Ordering::Acquire)
+            && self.shared.failed.lock().map(|f| f.is_none()).unwrap_or(false)
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// The mirror's cost per algorithm: (table, output changes, time applying them).
+    pub fn mirror_cost(&self) -> Vec<(String, u64, Duration)> {
+        self.shared.cost.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    /// Keeps serving until the process gets SIGINT or SIGTERM.
+    pub fn linger(&self) {
+        if let Some(rt) = &self.runtime {
+            rt.block_on(async {
+                #[cfg(unix)]
+                {
+                    use tokio::signal::unix::{signal, SignalKind};
+                    match signal(SignalKind::terminate()) {
+                        Ok(mut term) => {
+                            tokio::select! {
+                                _ = tokio::signal::ctrl_c() => {}
+                                _ = term.recv() => {}
+                            }
+                        }
+                        Err(_) => {
+                            let _ = tokio::signal::ctrl_c().await;
+                        }
+                    }
+                }
+                #[cfg(not(unix))]
+                let _ = tokio::signal::ctrl_c().await;
+            });
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Ok(mut tx) = self.tx.lock() {
+            if let Some(tx) = tx.take() {
+                let _ = tx.send(Msg::Stop);
+            }
+        }
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_timeout(Duration::from_millis(200));
+        }
+        // The observers of the run hold senders too; the run has ended, so they are gone.
+        if let Some(m) = self.mirror.take() {
+            let _ = m.join();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Arc<Shared>) {
+    let mut m = mirror::Mirror::new(conn, shared.config.retain_epochs);
+    for msg in rx {
+        let result = match msg {
+            Msg::Stop => return,
+            Msg::Start(outputs) => m.start(&outputs).map(|()| {
+                let tables: Vec<mirror::Table> = outputs.iter().map(mirror::Table::of).collect();
+                if let Ok(mut t) = shared.tables.lock() {
+                    *t = tables;
+                }
+            }),
+            Msg::Epoch { epoch, stats, changes, replayed } => {
+                let r = if replayed && m.applied().is_some_and(|a| a >= epoch) {
+                    Ok(())
+                } else {
+                    m.apply(epoch, &stats, &changes)
+                };
+                shared.applied_count.fetch_add(1, Ordering::AcqRel);
+                if r.is_ok() {
+                    shared.latest.send_replace(Some(epoch));
+                    if let (Ok(mut cost), Ok(tables)) = (shared.cost.lock(), shared.tables.lock()) {
+                        *cost = tables.iter().zip(&m.cost).map(|(t, &(n, d))| (t.name.clone(), n, d)).collect();
+                    }
+                }
+                r
+            }
+        };
+        if let Err(e) = result {
+            if let Ok(mut f) = shared.failed.lock() {
+                f.get_or_insert(e);
+            }
+            shared.applied_count.store(u64::MAX, Ordering::Release);
+            return;
+        }
+    }
+}
+
+/// The run's side: copies each epoch into the mirror's queue.
+struct MirrorObserver {
+    tx: Option<mpsc::Sender<Msg>>,
+    shared: Arc<Shared>,
+    /// Per output: whether its values are integers (which must fit a BIGINT).
+    integer: Vec<bool>,
+}
+
+impl MirrorObserver {
+    fn send(&self, msg: Msg) -> Result<(), String> {
+        if let Some(e) = self.shared.failed.lock().ok().and_then(|f| f.clone()) {
+            return Err(e);
+        }
+        match &self.tx {
+            Some(tx) => tx.send(msg).map_err(|_| "--serve: the SQL mirror stopped".to_string()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The largest id SQL's BIGINT holds.
+const MAX_SQL: u64 = i64::MAX as u64;
+
+impl Observer for MirrorObserver {
+    fn start(&mut self, outputs: &[OutputInfo]) -> Result<(), String> {
+        self.integer = outputs.iter().map(|o| o.format == crate::types::format::ValueFormat::Integer).collect();
+        self.send(Msg::Start(outputs.to_vec()))
+    }
+
+    fn epoch(&mut self, view: &EpochView) -> Result<(), String> {
+        for (i, list) in view.changes.iter().enumerate() {
+            let integer = self.integer.get(i).copied().unwrap_or(true);
+            if let Some(c) = list.iter().find(|c| c.key > MAX_SQL || (integer && c.value > MAX_SQL)) {
+                let what = if c.key > MAX_SQL { format!("vertex id {}", c.key) } else { format!("value {}", c.value) };
+                return Err(format!(
+                    "--serve: {what} (epoch {}) is 2^63 or more, which SQL's BIGINT cannot hold; serve ids below 2^63 (renumber the vertices)",
+                    c.epoch
+                ));
+            }
+        }
+        self.shared.sent.fetch_add(1, Ordering::AcqRel);
+        self.send(Msg::Epoch {
+            epoch: view.epoch,
+            stats: view.stats.clone(),
+            changes: view.changes.to_vec(),
+            replayed: view.replayed,
+        })
+    }
+
+    fn lag_epochs(&self) -> Option<u64> {
+        let sent = self.shared.sent.load(Ordering::Acquire);
+        Some(sent.saturating_sub(self.shared.applied_count.load(Ordering::Acquire)))
+    }
+
+    fn finish(&mut self, _summary: &RunSummary) -> Result<(), String> {
+        Ok(())
+    }
+}

@@ -1,0 +1,539 @@
+//! What a client's statement is, and the few rewrites that make PostgreSQL's dialect run on the
+//! mirror: `$1` parameters, `::type` casts, `tbl AS OF e`, `COPY (...) TO
+//! STDOUT` and `SUBSCRIBE`.
+
+/// An error for the client: a SQLSTATE and a message that says what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqlError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl SqlError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> SqlError {
+        SqlError { code, message: message.into() }
+    }
+}
+
+/// SQLSTATEs used here.
+pub mod state {
+    pub const SYNTAX: &str = "42601";
+    pub const UNDEFINED_TABLE: &str = "42P01";
+    pub const UNDEFINED_COLUMN: &str = "42703";
+    pub const UNDEFINED_FUNCTION: &str = "42883";
+    pub const AMBIGUOUS_COLUMN: &str = "42702";
+    pub const DATATYPE_MISMATCH: &str = "42804";
+    pub const READ_ONLY: &str = "25006";
+    pub const UNDEFINED_OBJECT: &str = "42704";
+    pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+    pub const INVALID_PARAMETER: &str = "22023";
+    pub const CANCELED: &str = "57014";
+    pub const PROGRAM_LIMIT: &str = "54000";
+    pub const TOO_MANY_CONNECTIONS: &str = "53300";
+    pub const INTERNAL: &str = "XX000";
+    pub const LAGGING: &str = "55000";
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok<'a> {
+    Word(&'a str),
+    Number(&'a str),
+    /// `'...'`, `"..."`, comments: copied as they are.
+    Verbatim(&'a str),
+    /// `$N`.
+    Param(&'a str),
+    /// `::`.
+    Cast,
+    Punct(char),
+}
+
+/// Splits `sql` into tokens, each with the whitespace before it.
+fn lex(sql: &str) -> Vec<(&str, Tok<'_>)> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let ws = i;
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+        let space = &sql[ws..i];
+        let start = i;
+        let c = b[i];
+        let tok = if c == b'\'' || c == b'"' {
+            i += 1;
+            while i < b.len() {
+                if b[i] == c {
+                    if i + 1 < b.len() && b[i + 1] == c {
+                        i += 2;
+                        continue;
+                    }
+                    break;
+                }
+                i += 1;
+            }
+            i = (i + 1).min(b.len());
+            Tok::Verbatim(&sql[start..i])
+        } else if c == b'-' && b.get(i + 1) == Some(&b'-') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            Tok::Verbatim(&sql[start..i])
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                i += 1;
+            }
+            i = (i + 2).min(b.len());
+            Tok::Verbatim(&sql[start..i])
+        } else if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$' || b[i] >= 0x80) {
+                i += 1;
+            }
+            Tok::Word(&sql[start..i])
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
+                i += 1;
+            }
+            Tok::Number(&sql[start..i])
+        } else if c == b'$' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit()) {
+            i += 1;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            Tok::Param(&sql[start + 1..i])
+        } else if c == b':' && b.get(i + 1) == Some(&b':') {
+            i += 2;
+            Tok::Cast
+        } else {
+            // One character (UTF-8 safe: non-ASCII starts a word above).
+            i += 1;
+            Tok::Punct(c as char)
+        };
+        out.push((space, tok));
+    }
+    out
+}
+
+/// Splits a simple query's text into its statements (at `;` outside quotes and comments).
+pub fn split_statements(sql: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for (space, tok) in lex(sql) {
+        if tok == Tok::Punct(';') {
+            if !cur.trim().is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            cur.clear();
+            continue;
+        }
+        cur.push_str(space);
+        cur.push_str(&text(&tok));
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn text(tok: &Tok) -> String {
+    match tok {
+        Tok::Word(s) | Tok::Number(s) | Tok::Verbatim(s) => s.to_string(),
+        Tok::Param(n) => format!("${n}"),
+        Tok::Cast => "::".into(),
+        Tok::Punct(c) => c.to_string(),
+    }
+}
+
+/// The words of a statement (upper case), skipping comments.
+fn words(sql: &str) -> Vec<String> {
+    lex(sql)
+        .into_iter()
+        .filter_map(|(_, t)| match t {
+            Tok::Word(w) | Tok::Number(w) => Some(w.to_ascii_uppercase()),
+            Tok::Punct(c) => Some(c.to_string()),
+            Tok::Verbatim(v) if !v.starts_with("--") && !v.starts_with("/*") => Some(v.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What a statement asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    /// `SET`, `RESET`, `DISCARD`, `DEALLOCATE`, `LISTEN`...: accepted, nothing to do (tag).
+    Ignored(String),
+    /// `SHOW name`.
+    Show(String),
+    Begin,
+    Commit,
+    Rollback,
+    /// A statement that would change data (its verb).
+    Write(String),
+    /// `COPY (query) TO STDOUT`, `COPY table TO STDOUT`.
+    Copy(String),
+    /// `COPY (SUBSCRIBE ...) TO STDOUT`.
+    Subscribe(Subscribe),
+    /// A query for SQLite (after [`rewrite`]).
+    Query,
+}
+
+const WRITES: &[&str] = &[
+    "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "REPLACE", "TRUNCATE", "GRANT", "REVOKE", "VACUUM",
+    "ATTACH", "DETACH", "REINDEX", "PRAGMA", "MERGE", "UPSERT", "COMMENT", "CLUSTER", "REFRESH", "ANALYZE",
+];
+
+/// Classifies one statement.
+pub fn classify(sql: &str) -> Result<Kind, SqlError> {
+    let w = words(sql);
+    let first = w.first().map(String::as_str).unwrap_or("");
+    Ok(match first {
+        "SET" | "RESET" | "DISCARD" | "DEALLOCATE" | "LISTEN" | "UNLISTEN" | "CLOSE" => {
+            if first == "SET" && w.iter().any(|x| x == "READ") && w.iter().any(|x| x == "WRITE") {
+                return Err(SqlError::new(
+                    state::READ_ONLY,
+                    "cannot set a read-write transaction: ripples serves its results read-only",
+                ));
+            }
+            Kind::Ignored(first.to_string())
+        }
+        "SHOW" => Kind::Show(w[1..].iter().filter(|x| x.as_str() != ";").cloned().collect::<Vec<_>>().join(" ")),
+        "BEGIN" | "START" => {
+            if w.iter().any(|x| x == "WRITE") {
+                return Err(SqlError::new(
+                    state::READ_ONLY,
+                    "cannot start a read-write transaction: ripples serves its results read-only",
+                ));
+            }
+            Kind::Begin
+        }
+        "COMMIT" | "END" => Kind::Commit,
+        "ROLLBACK" | "ABORT" => Kind::Rollback,
+        "COPY" => return copy(sql, &w),
+        "SUBSCRIBE" => {
+            return Err(SqlError::new(
+                state::FEATURE_NOT_SUPPORTED,
+                "SUBSCRIBE streams rows: write it as COPY (SUBSCRIBE name ...) TO STDOUT",
+            ))
+        }
+        w0 if WRITES.contains(&w0) => Kind::Write(w0.to_string()),
+        _ => Kind::Query,
+    })
+}
+
+/// The 25006 error for a write.
+pub fn read_only(verb: &str) -> SqlError {
+    SqlError::new(
+        state::READ_ONLY,
+        format!("cannot execute {verb} in a read-only transaction: ripples serves its results read-only (they change only with the stream)"),
+    )
+}
+
+fn copy(sql: &str, w: &[String]) -> Result<Kind, SqlError> {
+    let usage = || {
+        SqlError::new(
+            state::SYNTAX,
+            "COPY here is COPY (query) TO STDOUT, COPY table TO STDOUT or COPY (SUBSCRIBE name ...) TO STDOUT",
+        )
+    };
+    if w.iter().any(|x| x == "FROM") && !w.iter().any(|x| x == "(") || w.iter().any(|x| x == "STDIN") {
+        return Err(read_only("COPY FROM"));
+    }
+    let to = w.iter().rposition(|x| x == "TO").ok_or_else(usage)?;
+    if w.get(to + 1).map(String::as_str) != Some("STDOUT") {
+        return Err(SqlError::new(
+            state::FEATURE_NOT_SUPPORTED,
+            "COPY writes to STDOUT only (the server has no files for clients): COPY (...) TO STDOUT",
+        ));
+    }
+    if w.get(1).map(String::as_str) == Some("(") {
+        // The text between the first `(` and its matching `)`.
+        let open = sql.find('(').ok_or_else(usage)?;
+        let inner = matching_paren(&sql[open..]).ok_or_else(usage)?;
+        if words(inner).first().map(String::as_str) == Some("SUBSCRIBE") {
+            return Ok(Kind::Subscribe(subscribe(inner)?));
+        }
+        return Ok(Kind::Copy(inner.to_string()));
+    }
+    let table = w.get(1).filter(|t| t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).ok_or_else(usage)?;
+    Ok(Kind::Copy(format!("SELECT * FROM {}", table.to_ascii_lowercase())))
+}
+
+/// The text inside the parenthesis `s` starts with.
+fn matching_paren(s: &str) -> Option<&str> {
+    let mut depth = 0usize;
+    let mut quote: Option<u8> = None;
+    for (i, c) in s.bytes().enumerate() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'\'' | b'"' => quote = Some(c),
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(&s[1..i]);
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+    None
+}
+
+/// `SUBSCRIBE name [AS OF e] [UP TO e2] [WITH (SNAPSHOT = true|false, PROGRESS = true|false)]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subscribe {
+    pub table: String,
+    pub as_of: Option<u64>,
+    /// Exclusive: rows of epochs `< up_to`.
+    pub up_to: Option<u64>,
+    pub snapshot: bool,
+    pub progress: bool,
+}
+
+fn subscribe(sql: &str) -> Result<Subscribe, SqlError> {
+    let usage = |what: &str| {
+        SqlError::new(
+            state::SYNTAX,
+            format!("{what}: SUBSCRIBE [TO] name [AS OF epoch] [UP TO epoch] [WITH (SNAPSHOT = true|false, PROGRESS = true|false)]"),
+        )
+    };
+    let w = words(sql);
+    let mut i = 1;
+    if w.get(i).map(String::as_str) == Some("TO") {
+        i += 1;
+    }
+    let table = w.get(i).ok_or_else(|| usage("no table"))?.to_ascii_lowercase();
+    i += 1;
+    let mut s = Subscribe { table, as_of: None, up_to: None, snapshot: true, progress: false };
+    let number = |x: Option<&String>| -> Result<u64, SqlError> {
+        x.and_then(|n| n.parse().ok()).ok_or_else(|| usage("an epoch must be a non-negative integer"))
+    };
+    while i < w.len() {
+        match (w[i].as_str(), w.get(i + 1).map(String::as_str)) {
+            ("AS", Some("OF")) => {
+                s.as_of = Some(number(w.get(i + 2))?);
+                i += 3;
+            }
+            ("UP", Some("TO")) => {
+                s.up_to = Some(number(w.get(i + 2))?);
+                i += 3;
+            }
+            ("WITH", Some("(")) => {
+                i += 2;
+                while i < w.len() && w[i] != ")" {
+                    let key = w[i].clone();
+                    let mut j = i + 1;
+                    if w.get(j).map(String::as_str) == Some("=") {
+                        j += 1;
+                    }
+                    let value = match w.get(j).map(String::as_str) {
+                        Some("TRUE") | Some("ON") | Some("1") => true,
+                        Some("FALSE") | Some("OFF") | Some("0") => false,
+                        _ => return Err(usage(&format!("{key} needs true or false"))),
+                    };
+                    match key.as_str() {
+                        "SNAPSHOT" => s.snapshot = value,
+                        "PROGRESS" => s.progress = value,
+                        _ => return Err(usage(&format!("unknown option {key}"))),
+                    }
+                    i = j + 1;
+                    if w.get(i).map(String::as_str) == Some(",") {
+                        i += 1;
+                    }
+                }
+                i += 1;
+            }
+            (other, _) => return Err(usage(&format!("unexpected {other}"))),
+        }
+    }
+    if let (Some(a), Some(u)) = (s.as_of, s.up_to) {
+        if u <= a {
+            return Err(SqlError::new(
+                state::INVALID_PARAMETER,
+                format!("UP TO {u} must be after AS OF {a} (UP TO is exclusive)"),
+            ));
+        }
+    }
+    Ok(s)
+}
+
+/// A statement ready for SQLite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rewritten {
+    pub sql: String,
+    /// The epochs named by `AS OF`.
+    pub as_of: Vec<u64>,
+}
+
+/// Words after which `name AS OF n` cannot continue with an alias.
+const NOT_ALIAS: &[&str] = &[
+    "WHERE",
+    "JOIN",
+    "INNER",
+    "LEFT",
+    "RIGHT",
+    "FULL",
+    "CROSS",
+    "NATURAL",
+    "ON",
+    "USING",
+    "GROUP",
+    "ORDER",
+    "LIMIT",
+    "OFFSET",
+    "UNION",
+    "EXCEPT",
+    "INTERSECT",
+    "HAVING",
+    "WINDOW",
+    "AS",
+];
+
+/// Rewrites PostgreSQL's dialect for SQLite: `$N` → `?N`, `::type` casts dropped, and `t AS OF e`
+/// (for an algorithm table `t`) → the rows of `t` valid at `e`.
+pub fn rewrite(sql: &str, tables: &[String]) -> Result<Rewritten, SqlError> {
+    let toks = lex(sql);
+    let mut out = String::with_capacity(sql.len() + 16);
+    let mut as_of = Vec::new();
+    let upper = |t: &Tok| match t {
+        Tok::Word(w) => Some(w.to_ascii_uppercase()),
+        _ => None,
+    };
+    let mut i = 0;
+    while i < toks.len() {
+        let (space, tok) = &toks[i];
+        match tok {
+            Tok::Param(n) => {
+                out.push_str(space);
+                out.push('?');
+                out.push_str(n);
+            }
+            Tok::Cast => {
+                // Drop `::type`, `::type(n)`, `::type[]`, `::"type"`.
+                i += 1;
+                if let Some((_, Tok::Word(_) | Tok::Verbatim(_))) = toks.get(i) {
+                    // `double precision`, `character varying`, `timestamp with time zone`.
+                    while let Some((_, Tok::Word(w))) = toks.get(i + 1) {
+                        let w = w.to_ascii_uppercase();
+                        if ["PRECISION", "VARYING", "WITH", "WITHOUT", "TIME", "ZONE"].contains(&w.as_str()) {
+                            i += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                }
+                if let Some((_, Tok::Punct('('))) = toks.get(i + 1) {
+                    while i < toks.len() && toks[i].1 != Tok::Punct(')') {
+                        i += 1;
+                    }
+                }
+                while let (Some((_, Tok::Punct('['))), Some((_, Tok::Punct(']')))) = (toks.get(i + 1), toks.get(i + 2))
+                {
+                    i += 2;
+                }
+            }
+            Tok::Word(w)
+                if toks.get(i + 1).and_then(|t| upper(&t.1)).as_deref() == Some("AS")
+                    && toks.get(i + 2).and_then(|t| upper(&t.1)).as_deref() == Some("OF") =>
+            {
+                let name = w.to_ascii_lowercase();
+                let Some((_, Tok::Number(n))) = toks.get(i + 3) else {
+                    return Err(SqlError::new(state::SYNTAX, format!("{w} AS OF needs an epoch number: {w} AS OF 5")));
+                };
+                let e: u64 = n.parse().map_err(|_| {
+                    SqlError::new(state::SYNTAX, format!("AS OF {n}: an epoch is a non-negative integer"))
+                })?;
+                if !tables.contains(&name) {
+                    return Err(SqlError::new(
+                        state::UNDEFINED_TABLE,
+                        format!(
+                            "AS OF reads an algorithm's table; \"{name}\" is none of them (the tables: {})",
+                            tables.join(", ")
+                        ),
+                    ));
+                }
+                i += 3;
+                // An alias: `wcc AS OF 5 w` or `wcc AS OF 5 AS w`.
+                let mut alias = name.clone();
+                let mut j = i + 1;
+                if toks.get(j).and_then(|t| upper(&t.1)).as_deref() == Some("AS") {
+                    j += 1;
+                }
+                if let Some((_, Tok::Word(a))) = toks.get(j) {
+                    if !NOT_ALIAS.contains(&a.to_ascii_uppercase().as_str()) {
+                        alias = a.to_string();
+                        i = j;
+                    }
+                }
+                as_of.push(e);
+                out.push_str(space);
+                out.push_str(&format!(
+                    "(SELECT vertex, value FROM {name}_history WHERE valid_from <= {e} AND (valid_to IS NULL OR valid_to > {e})) AS {alias}"
+                ));
+            }
+            _ => {
+                out.push_str(space);
+                out.push_str(&text(tok));
+            }
+        }
+        i += 1;
+    }
+    Ok(Rewritten { sql: out, as_of })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tables() -> Vec<String> {
+        vec!["wcc".into(), "bfs".into()]
+    }
+
+    #[test]
+    fn splits_at_semicolons_outside_quotes() {
+        assert_eq!(split_statements("select 1; select ';'; -- x;\n"), vec!["select 1", " select ';'", " -- x;"]);
+    }
+
+    #[test]
+    fn rewrites_parameters_casts_and_as_of() {
+        let r = rewrite("SELECT value::bigint FROM wcc WHERE vertex = $1::int8", &tables()).unwrap();
+        assert_eq!(r.sql, "SELECT value FROM wcc WHERE vertex = ?1");
+        let r = rewrite("select count(*) from wcc as of 3 w join bfs using (vertex)", &tables()).unwrap();
+        assert_eq!(r.as_of, vec![3]);
+        assert!(r
+            .sql
+            .contains("FROM wcc_history WHERE valid_from <= 3 AND (valid_to IS NULL OR valid_to > 3)) AS w join"));
+        assert_eq!(rewrite("select * from nope as of 1", &tables()).unwrap_err().code, state::UNDEFINED_TABLE);
+        assert_eq!(rewrite("select 'a $1 ::x'", &tables()).unwrap().sql, "select 'a $1 ::x'");
+    }
+
+    #[test]
+    fn classifies_statements() {
+        assert_eq!(classify("SET extra_float_digits = 3").unwrap(), Kind::Ignored("SET".into()));
+        assert_eq!(classify("show transaction_isolation").unwrap(), Kind::Show("TRANSACTION_ISOLATION".into()));
+        assert_eq!(classify("insert into wcc values (1, 2)").unwrap(), Kind::Write("INSERT".into()));
+        assert_eq!(classify("COPY (select 1) TO STDOUT").unwrap(), Kind::Copy("select 1".into()));
+        assert_eq!(classify("copy wcc to stdout").unwrap(), Kind::Copy("SELECT * FROM wcc".into()));
+        assert_eq!(classify("COPY wcc FROM STDIN").unwrap_err().code, state::READ_ONLY);
+        let Kind::Subscribe(s) =
+            classify("COPY (SUBSCRIBE wcc AS OF 2 UP TO 5 WITH (SNAPSHOT = false)) TO STDOUT").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            s,
+            Subscribe { table: "wcc".into(), as_of: Some(2), up_to: Some(5), snapshot: false, progress: false }
+        );
+        assert_eq!(
+            classify("COPY (SUBSCRIBE wcc AS OF 5 UP TO 5) TO STDOUT").unwrap_err().code,
+            state::INVALID_PARAMETER
+        );
+    }
+}
