@@ -6,7 +6,7 @@
 //! self-loops only, duplicates, K = 1, stars, long paths, large ids); deletions, windows and
 //! undeclared live input refused with exit status 2 before anything is written. And the
 //! two-process check of the structure algorithms (degree, triangles, kcore, bipartite) over a
-//! churn stream.
+//! churn stream, and the vertex, edge and triangle counts of `--stats` at every epoch.
 //!
 //! Every randomised check names its seed in the failure message.
 
@@ -376,5 +376,63 @@ fn deletions_windows_and_undeclared_live_input_are_refused() {
             args.extend(["--k", k]);
         }
         expect_refused(&files, &args, None, "spanner needs a distance bound --k K of at least 1");
+    }
+}
+
+/// The `--stats` lines of a run: the epochs' objects and the summary.
+fn stats_lines(path: &std::path::Path) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let mut lines: Vec<serde_json::Value> =
+        read(path).lines().map(|l| serde_json::from_str(l).expect("a JSON stats line")).collect();
+    let summary = lines.pop().expect("a summary line");
+    assert_eq!(summary["summary"], true);
+    (lines, summary)
+}
+
+#[test]
+fn stats_report_vertex_edge_and_triangle_counts_every_epoch() {
+    let files = Files::new();
+    let stream = random_stream(331, 14, 40, 12, 7);
+    let g: String = stream.initial.iter().map(|(a, b)| format!("{} {}\n", a, b)).collect();
+    let u: String = stream
+        .epochs
+        .iter()
+        .flatten()
+        .map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst))
+        .collect();
+    let v: String = stream.vertices.iter().map(|v| format!("{}\n", v)).collect();
+    let (g, u, v) = (s(&files.write("g.e", &g)), s(&files.write("u.txt", &u)), s(&files.write("g.v", &v)));
+    // The epochs `--batch 7` cuts.
+    let flat: Vec<Update> = stream.epochs.iter().flatten().copied().collect();
+    let recut = RandomStream {
+        vertices: stream.vertices.clone(),
+        initial: stream.initial.clone(),
+        epochs: flat.chunks(7).map(|c| c.to_vec()).collect(),
+    };
+    let counts = edge_counts_per_epoch(&recut);
+    for (names, workers) in [("triangles,degree", "2"), ("wcc", "1")] {
+        let path = files.path(&format!("{}.stats", names));
+        let args =
+            ["run", names, "-q", "--graph", &g, "--vertices", &v, "--updates", &u, "--batch", "7", "-w", workers];
+        run_bin(&args, &["--stats".into(), s(&path), "--output-dir".into(), s(&files.path(names))]);
+        let (epochs, summary) = stats_lines(&path);
+        assert_eq!(epochs.len(), counts.len(), "{}", names);
+        for (epoch, (line, present)) in epochs.iter().zip(&counts).enumerate() {
+            let (vertices, edges) = oracle_input(&recut.vertices, present);
+            let pairs: BTreeSet<(Node, Node)> =
+                edges.iter().filter(|e| e.0 != e.1).map(|e| (e.0.min(e.1), e.0.max(e.1))).collect();
+            let what = format!("{} epoch {}: {}", names, epoch, line);
+            assert_eq!(line["vertices"].as_u64(), Some(vertices.len() as u64), "{}", what);
+            assert_eq!(line["edges"].as_u64(), Some(pairs.len() as u64), "{}", what);
+            if names.contains("triangles") {
+                let triangles: u64 = oracle::triangles(&vertices, &edges).values().sum::<u64>() / 3;
+                assert_eq!(line["triangles"].as_u64(), Some(triangles), "{}", what);
+            } else {
+                assert!(line.get("triangles").is_none(), "{}", what);
+            }
+        }
+        let last = epochs.last().unwrap();
+        for field in ["vertices", "edges", "triangles"] {
+            assert_eq!(summary.get(field), last.get(field), "{}: summary {}", names, field);
+        }
     }
 }

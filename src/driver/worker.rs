@@ -26,6 +26,7 @@ use timely::dataflow::operators::Probe;
 use timely::dataflow::ProbeHandle;
 use timely::worker::Worker;
 
+use super::census::Census;
 use super::epochs::{EpochSource, EventEpoch, FileEpochs, LiveEpochs, NoEpochs};
 use super::feed::{ArrivalsInput, Feeder};
 use super::input::{self, InputFacts, Source, WorkerShare};
@@ -52,7 +53,11 @@ pub(crate) fn run_worker(
     let vertices = std::mem::take(&mut share.vertices);
     let mut source = epoch_source(worker, options, live, share, facts.clone(), shape.insert_only)?;
     let mut writer = open_writer(worker, options, algorithms, live, source.expected())?;
-    let (edges_in, arrivals_in, probe, buffers) = build_dataflow(worker, algorithms, &shape, vertices);
+    let Built { edges_in, arrivals_in, probe, buffers, census } =
+        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some());
+    if let (Some(writer), Some(census)) = (writer.as_mut(), census) {
+        writer.count_graph(census);
+    }
     let mut feeder = Feeder::new(edges_in, options.window, arrivals_in);
     let partial = feed_epochs(
         worker,
@@ -224,21 +229,35 @@ fn open_writer(
     }
 }
 
+/// What step 5 built.
+struct Built {
+    edges_in: InputSession<Time, crate::types::Edge, Diff>,
+    /// When an algorithm depends on arrival order.
+    arrivals_in: Option<ArrivalsInput>,
+    /// At the sinks.
+    probe: ProbeHandle<Time>,
+    buffers: Vec<SinkBuffer>,
+    /// `--stats`: the vertex, edge and triangle counts.
+    census: Option<Census>,
+}
+
 /// Step 5: builds every algorithm over one shared input, each ending in a sink operator that
-/// sends its output changes to worker 0 and buffers them there by time. Feeds the vertex-file
-/// vertices (they never change) and returns the edge input, the arrivals input (when an
-/// algorithm depends on arrival order), the probe at the sinks and the buffers.
+/// sends its output changes to worker 0 and buffers them there by time, and with
+/// `count_graph` (`--stats`) the census of the graph. Feeds the vertex-file vertices (they
+/// never change) and returns the inputs, the probe at the sinks and the buffers.
 fn build_dataflow(
     worker: &mut Worker,
     algorithms: &[Box<dyn Algorithm>],
     shape: &StreamShape,
     vertices: Vec<Node>,
-) -> (InputSession<Time, crate::types::Edge, Diff>, Option<ArrivalsInput>, ProbeHandle<Time>, Vec<SinkBuffer>) {
+    count_graph: bool,
+) -> Built {
     let buffers: Vec<SinkBuffer> = algorithms.iter().map(|_| Rc::new(RefCell::new(BTreeMap::new()))).collect();
     let mut edges_in = InputSession::new();
     let mut arrivals_in: Option<ArrivalsInput> = algorithms.iter().any(|a| a.arrival_order()).then(InputSession::new);
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
     let probe: ProbeHandle<Time> = ProbeHandle::new();
+    let census;
     {
         let buffers = buffers.clone();
         let probe = probe.clone();
@@ -246,12 +265,16 @@ fn build_dataflow(
         let vertices_in = &mut vertices_in;
         let arrivals_in = &mut arrivals_in;
         let (insert_only, edge_lifetime) = (shape.insert_only, shape.edge_lifetime);
-        worker.dataflow::<Time, _, _>(move |scope| {
+        census = worker.dataflow::<Time, _, _>(move |scope| {
             let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only)
                 .with_edge_lifetime(edge_lifetime)
                 .with_arrivals(arrivals_in.as_mut().map(|a| a.to_collection(scope)));
+            let mut triangles = None;
             for (algorithm, buffer) in algorithms.iter().zip(buffers) {
                 let result = algorithm.build(input.clone());
+                if count_graph && algorithm.name() == "triangles" {
+                    triangles = Some(result.clone());
+                }
                 result
                     .inner
                     .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
@@ -270,13 +293,14 @@ fn build_dataflow(
                     )
                     .probe_with(&probe);
             }
+            count_graph.then(|| Census::build(&input, triangles, &probe))
         });
     }
     for v in vertices {
         vertices_in.update(v, 1);
     }
     vertices_in.close();
-    (edges_in, arrivals_in, probe, buffers)
+    Built { edges_in, arrivals_in, probe, buffers, census }
 }
 
 /// A restart's replay being fed: epochs already in the change log, fed back to back without
