@@ -64,7 +64,8 @@ impl Matched {
         let at_u = self.partner.get(&u).copied();
         let at_v = self.partner.get(&v).copied().filter(|&(p, _)| p != u);
         let sum = at_u.map_or(0.0, |(_, x)| x) + at_v.map_or(0.0, |(_, x)| x);
-        if !(w > 2.0 * sum) {
+        // (NaN compares false: never matched.)
+        if w.partial_cmp(&(2.0 * sum)) != Some(std::cmp::Ordering::Greater) {
             return;
         }
         for (x, (y, _)) in [(u, at_u), (v, at_v)].into_iter().filter_map(|(x, e)| e.map(|e| (x, e))) {

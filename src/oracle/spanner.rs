@@ -35,8 +35,8 @@ fn distances_from(adjacent: &BTreeMap<Node, BTreeSet<Node>>, source: Node) -> BT
     while let Some(x) = queue.pop_front() {
         let next = distance[&x] + 1;
         for &y in adjacent.get(&x).into_iter().flatten() {
-            if !distance.contains_key(&y) {
-                distance.insert(y, next);
+            if let std::collections::btree_map::Entry::Vacant(e) = distance.entry(y) {
+                e.insert(next);
                 queue.push_back(y);
             }
         }
