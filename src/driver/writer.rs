@@ -3,7 +3,8 @@
 //! epoch is complete the writer takes the changes of every time it closed out of the buffers,
 //! writes them to each algorithm's [`ResultSink`], records the epoch's statistics (latency,
 //! output changes, memory; watermark and late updates in windowed runs; the graph's counts
-//! with `--stats`, see [`super::census`]) to `--stats` and the progress line, and at the end builds the run's [`RunSummary`].
+//! with `--stats`, see [`super::census`]) to `--stats` and the progress line, and at the end
+//! builds the run's [`RunSummary`].
 //!
 //! An unwindowed epoch `e` writes the changes of every time `<= e`, labelled `e`; a windowed
 //! epoch writes each time below its frontier, labelled with its own (event) time.
