@@ -274,8 +274,13 @@ pub enum AlgorithmError {
     NeedsSource(String),
     #[error("--damping must be in [0, 1], got {0}")]
     Damping(f64),
-    #[error("spanner needs a distance bound --k K of at least 1{}", .0.map(|k| format!(", got {k}")).unwrap_or_default())]
+    #[error("spanner needs a distance bound --k K of at least 1{}", got(.0))]
     NeedsK(Option<u32>),
+}
+
+/// `", got K"` for a given `--k`.
+fn got(k: &Option<u32>) -> String {
+    k.map(|k| format!(", got {k}")).unwrap_or_default()
 }
 
 /// Boxed and shared algorithms are algorithms (a run takes `Box<dyn Algorithm>`; `--restart`
