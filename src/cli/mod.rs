@@ -407,8 +407,8 @@ pub fn exit_status<T>(result: Result<T, RunError>) -> i32 {
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Algorithm(s) to maintain: bfs, bipartite, cdlp, degree, degree-distribution, kcore, lcc,
-    /// pagerank, scc, sssp, triangles, wcc; several separated by commas share one input index
-    /// (give --output-dir).
+    /// matching, pagerank, scc, spanner, sssp, triangles, wcc; several separated by commas share
+    /// one input index (give --output-dir).
     #[arg(value_name = "ALGORITHM")]
     pub algorithm: String,
     /// Source vertex (bfs, sssp).
@@ -423,6 +423,9 @@ pub struct RunArgs {
     /// Damping factor (pagerank; default 0.85).
     #[arg(long)]
     pub damping: Option<f64>,
+    /// Distance bound (spanner: keep an edge iff its endpoints are more than K hops apart).
+    #[arg(long, value_name = "K")]
+    pub k: Option<u32>,
     #[command(flatten)]
     pub job: JobArgs,
 }
@@ -513,8 +516,13 @@ pub fn dispatch(cli: Cli) -> Result<(), RunError> {
 }
 
 fn run(args: RunArgs) -> Result<(), RunError> {
-    let params =
-        Params { source: args.source, undirected: args.undirected, iterations: args.iterations, damping: args.damping };
+    let params = Params {
+        source: args.source,
+        undirected: args.undirected,
+        iterations: args.iterations,
+        damping: args.damping,
+        k: args.k,
+    };
     let mut algorithms = Vec::new();
     for name in args.algorithm.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         algorithms.push(dataflow::by_name(name, &params).map_err(|e| RunError::Input(format!("{:#}", e)))?);

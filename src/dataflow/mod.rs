@@ -12,6 +12,7 @@
 //! A user's own dataflow plugs in through [`custom`]: a closure from [`GraphInput`] to a
 //! [`ResultCollection`] gets the same driver, flags, outputs and metrics as the built-in ones.
 
+pub mod arrivals;
 pub mod bfs;
 pub mod bipartite;
 pub mod cdlp;
@@ -19,9 +20,11 @@ pub mod degree;
 pub mod kcore;
 pub mod lcc;
 pub mod link_cut;
+pub mod matching;
 pub mod pagerank;
 pub mod pair_changes;
 pub mod scc;
+pub mod spanner;
 pub mod sssp;
 mod time_stash;
 pub mod triangles;
@@ -42,6 +45,14 @@ pub type NodeCollection<'a> = VecCollection<'a, Time, Node, Diff>;
 pub type PairCollection<'a> = VecCollection<'a, Time, (Node, Node), Diff>;
 /// An algorithm's output: `(key, value)` pairs; for vertex algorithms `(vertex, value)`.
 pub type ResultCollection<'a> = VecCollection<'a, Time, (Node, u64), Diff>;
+/// Where an update stands in the stream's arrival order: `(epoch, worker, index)` — the epoch
+/// it arrived in, the (global) index of the worker that fed it, and its index among that
+/// worker's updates of the epoch. Every source hands each worker a contiguous slice of each
+/// epoch, in worker order, so positions in lexicographic order are the stream's order: epoch
+/// order, then file (or arrival) order within an epoch.
+pub type Position = (Time, u64, u64);
+/// Every edge copy the stream inserted, with its [`Position`] ([`GraphInput::arrivals`]).
+pub type ArrivalCollection<'a> = VecCollection<'a, Time, (Position, Edge), Diff>;
 
 /// Collections derived from the input that several algorithms of one run share (built on first
 /// use; later users get the same arrangement).
@@ -71,6 +82,10 @@ pub struct GraphInput<'a> {
     /// retracted at exactly `t + span` (and never otherwise): an event-time window without static
     /// edges. Algorithms may then use the expiry they know in advance ([`wcc_window`]).
     pub edge_lifetime: Option<Time>,
+    /// The inserted edge copies with their positions in the stream, for the algorithms whose
+    /// result depends on arrival order ([`Algorithm::arrival_order`]); the driver feeds it only
+    /// when one of them runs (`None` otherwise), always over insert-only unwindowed streams.
+    pub arrivals: Option<ArrivalCollection<'a>>,
     shared: std::rc::Rc<std::cell::RefCell<SharedIndex<'a>>>,
 }
 
@@ -78,7 +93,13 @@ impl<'a> GraphInput<'a> {
     /// The input of a dataflow: the edge multiset, the vertex-file vertices, and whether the
     /// stream is known to be insert-only.
     pub fn new(edges: EdgeCollection<'a>, vertices: NodeCollection<'a>, insert_only: bool) -> Self {
-        GraphInput { edges, vertices, insert_only, edge_lifetime: None, shared: Default::default() }
+        GraphInput { edges, vertices, insert_only, edge_lifetime: None, arrivals: None, shared: Default::default() }
+    }
+
+    /// Attaches the edge copies in arrival order (see [`GraphInput::arrivals`]).
+    pub fn with_arrivals(mut self, arrivals: Option<ArrivalCollection<'a>>) -> Self {
+        self.arrivals = arrivals;
+        self
     }
 
     /// Declares that every edge copy entering at `t` is retracted at exactly `t + span` (see
@@ -123,6 +144,12 @@ pub trait Algorithm: Send + Sync + 'static {
     /// How values are written.
     fn value_format(&self) -> ValueFormat {
         ValueFormat::Integer
+    }
+    /// True when the result depends on the order in which edges arrive (`spanner`, `matching`):
+    /// the algorithm reads [`GraphInput::arrivals`], and the driver refuses, before anything
+    /// runs, a stream that deletes edges or is windowed.
+    fn arrival_order(&self) -> bool {
+        false
     }
 }
 
@@ -180,8 +207,10 @@ pub const ALGORITHMS: &[&str] = &[
     "degree-distribution",
     "kcore",
     "lcc",
+    "matching",
     "pagerank",
     "scc",
+    "spanner",
     "sssp",
     "triangles",
     "wcc",
@@ -198,6 +227,8 @@ pub struct Params {
     pub iterations: Option<u32>,
     /// Damping factor (pagerank; default 0.85).
     pub damping: Option<f64>,
+    /// Distance bound (spanner; required, at least 1).
+    pub k: Option<u32>,
 }
 
 /// Looks up a built-in algorithm by name.
@@ -225,6 +256,11 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
         "kcore" => Ok(Box::new(kcore::KCore)),
         "kcore-iterate" => Ok(Box::new(kcore::KCoreIterate)),
         "bipartite" => Ok(Box::new(bipartite::Bipartite)),
+        "spanner" => match params.k {
+            Some(k) if k >= 1 => Ok(Box::new(spanner::Spanner { k })),
+            k => Err(AlgorithmError::NeedsK(k)),
+        },
+        "matching" => Ok(Box::new(matching::Matching)),
         other => Err(AlgorithmError::Unknown(other.to_string())),
     }
 }
@@ -238,6 +274,13 @@ pub enum AlgorithmError {
     NeedsSource(String),
     #[error("--damping must be in [0, 1], got {0}")]
     Damping(f64),
+    #[error("spanner needs a distance bound --k K of at least 1{}", got(.0))]
+    NeedsK(Option<u32>),
+}
+
+/// `", got K"` for a given `--k`.
+fn got(k: &Option<u32>) -> String {
+    k.map(|k| format!(", got {k}")).unwrap_or_default()
 }
 
 /// Boxed and shared algorithms are algorithms (a run takes `Box<dyn Algorithm>`; `--restart`
@@ -253,6 +296,9 @@ macro_rules! forward_algorithm {
             }
             fn value_format(&self) -> ValueFormat {
                 (**self).value_format()
+            }
+            fn arrival_order(&self) -> bool {
+                (**self).arrival_order()
             }
         }
     )*};

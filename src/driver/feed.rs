@@ -10,6 +10,12 @@
 //!   the epoch is then complete. This is the only place the driver waits for the dataflow.
 //! * [`Feeder::replay`] feeds a restart's replay (epochs already in the change log) so that the
 //!   dataflow computes it as one step.
+//!
+//! When an algorithm depends on arrival order (`spanner`, `matching`), the feeder also feeds
+//! the *arrivals* input ([`GraphInput::arrivals`](crate::dataflow::GraphInput::arrivals)):
+//! every untimed insertion once more, with its [`Position`] `(epoch, worker, index)`, at the
+//! same time as the edge input. Each source hands a worker a contiguous slice of each epoch, in
+//! worker order, so the positions order the copies as the stream did.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -19,8 +25,12 @@ use timely::dataflow::ProbeHandle;
 use timely::worker::Worker;
 
 use super::epochs::Epoch;
+use crate::dataflow::Position;
 use crate::sources::window::WindowSpec;
 use crate::types::{Diff, Edge, Time};
+
+/// The arrivals input: edge copies with their positions in the stream.
+pub type ArrivalsInput = InputSession<Time, (Position, Edge), Diff>;
 
 /// The edge input of one worker, with the windowed layer over it.
 pub struct Feeder {
@@ -29,11 +39,17 @@ pub struct Feeder {
     expiries: Expiries,
     /// Windowed runs: this worker's timed copies of the replay so far.
     replayed: Vec<(Edge, Time)>,
+    /// The arrivals input, when an algorithm depends on arrival order (never windowed).
+    arrivals: Option<ArrivalsInput>,
 }
 
 impl Feeder {
-    pub fn new(edges_in: InputSession<Time, Edge, Diff>, window: Option<WindowSpec>) -> Self {
-        Feeder { edges_in, window, expiries: Expiries::default(), replayed: Vec::new() }
+    pub fn new(
+        edges_in: InputSession<Time, Edge, Diff>,
+        window: Option<WindowSpec>,
+        arrivals: Option<ArrivalsInput>,
+    ) -> Self {
+        Feeder { edges_in, window, expiries: Expiries::default(), replayed: Vec::new(), arrivals }
     }
 
     /// Hands this worker's share of `epoch` over. `in_replay`: a replay is being fed (its epochs
@@ -45,6 +61,17 @@ impl Feeder {
             self.edges_in.advance_to(epoch.number);
         }
         let until = epoch.until();
+        if let Some(arrivals) = &mut self.arrivals {
+            // In step with the edge input; positions `(epoch, worker, index)`.
+            let now = *self.edges_in.epoch();
+            if arrivals.epoch() < &now {
+                arrivals.advance_to(now);
+            }
+            let copies = epoch.inserts.iter().map(|&e| (e, 1)).chain(epoch.changes.iter().copied());
+            for (i, (e, d)) in copies.enumerate() {
+                arrivals.update(((epoch.number, worker.index() as u64, i as u64), e), d);
+            }
+        }
         for e in epoch.inserts {
             self.edges_in.update(e, 1);
         }
@@ -75,6 +102,12 @@ impl Feeder {
     pub fn settle(&mut self, worker: &mut Worker, probe: &ProbeHandle<Time>, until: Time) {
         self.expiries.advance(&mut self.edges_in, until);
         self.edges_in.flush();
+        if let Some(arrivals) = &mut self.arrivals {
+            if arrivals.epoch() < self.edges_in.epoch() {
+                arrivals.advance_to(*self.edges_in.epoch());
+            }
+            arrivals.flush();
+        }
         while probe.less_than(&until) {
             worker.step();
         }
@@ -83,6 +116,9 @@ impl Feeder {
     /// Closes the input: no more changes.
     pub fn close(self) {
         self.edges_in.close();
+        if let Some(arrivals) = self.arrivals {
+            arrivals.close();
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 //! * [`observe`] — the [`Observer`](observe::Observer) trait: whoever else receives every
 //!   completed epoch's changes (a SQL mirror, an embedding program);
 //! * [`worker`] — one worker's run, top to bottom;
+//! * [`census`] — the vertex, edge and triangle counts `--stats` reports per epoch;
 //! * [`layout`], [`allgather`], [`metrics`], [`error`] — process layout, the all-worker
 //!   exchange of small facts, memory readings, and [`RunError`].
 //!
@@ -25,6 +26,7 @@
 //! summary. Its files are byte-identical for any number of workers and processes.
 
 pub mod allgather;
+pub mod census;
 mod cluster;
 pub mod epochs;
 pub mod error;

@@ -4,7 +4,8 @@
 //! 1. `load`: read and validate this worker's share of the input (nothing is fed unless the
 //!    whole input is valid, on every worker);
 //! 2. `StreamShape::of`: what the stream promises (insert-only? every edge's lifetime known?),
-//!    which lets algorithms pick their fast paths;
+//!    which lets algorithms pick their fast paths (`refuse_unordered`: the order-dependent
+//!    algorithms refuse a stream that deletes or is windowed);
 //! 3. `epoch_source`: where the epochs come from (files, memory, live input, or nothing);
 //! 4. `open_writer`: the writing worker creates its outputs (an unwritable file stops every
 //!    worker before anything is computed);
@@ -25,8 +26,9 @@ use timely::dataflow::operators::Probe;
 use timely::dataflow::ProbeHandle;
 use timely::worker::Worker;
 
+use super::census::Census;
 use super::epochs::{EpochSource, EventEpoch, FileEpochs, LiveEpochs, NoEpochs};
-use super::feed::Feeder;
+use super::feed::{ArrivalsInput, Feeder};
 use super::input::{self, InputFacts, Source, WorkerShare};
 use super::resume::Resume;
 use super::writer::{RunFacts, SinkBuffer, Writer};
@@ -47,11 +49,16 @@ pub(crate) fn run_worker(
     let load_seconds = started.elapsed().as_secs_f64();
     write_late_output(worker, options, &facts)?;
     let shape = StreamShape::of(options, live, &facts);
+    refuse_unordered(options, algorithms, &shape)?;
     let vertices = std::mem::take(&mut share.vertices);
     let mut source = epoch_source(worker, options, live, share, facts.clone(), shape.insert_only)?;
     let mut writer = open_writer(worker, options, algorithms, live, source.expected())?;
-    let (edges_in, probe, buffers) = build_dataflow(worker, algorithms, &shape, vertices);
-    let mut feeder = Feeder::new(edges_in, options.window);
+    let Built { edges_in, arrivals_in, probe, buffers, census } =
+        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some());
+    if let (Some(writer), Some(census)) = (writer.as_mut(), census) {
+        writer.count_graph(census);
+    }
+    let mut feeder = Feeder::new(edges_in, options.window, arrivals_in);
     let partial = feed_epochs(
         worker,
         source.as_mut(),
@@ -137,6 +144,31 @@ impl StreamShape {
     }
 }
 
+/// Step 2b: the algorithms that depend on arrival order (`spanner`, `matching`) need an
+/// insert-only stream without windows; any other stream stops the run here, before anything is
+/// written, with the same message on every worker (every worker knows the stream's shape).
+fn refuse_unordered(
+    options: &RunOptions,
+    algorithms: &[Box<dyn Algorithm>],
+    shape: &StreamShape,
+) -> Result<(), RunError> {
+    let Some(algorithm) = algorithms.iter().find(|a| a.arrival_order()) else { return Ok(()) };
+    let why = if options.window.is_some() {
+        "it cannot run over --window/--tumbling windows (edges leave their window)"
+    } else if shape.insert_only {
+        return Ok(());
+    } else if matches!(options.source, Source::Live(_)) {
+        "live input must be declared --insert-only"
+    } else {
+        "the update stream deletes edges"
+    };
+    Err(RunError::Input(format!(
+        "{} depends on the order edges arrive in and handles insertions only: {}",
+        algorithm.name(),
+        why
+    )))
+}
+
 /// Step 3: where this worker's epochs come from.
 fn epoch_source(
     worker: &Worker,
@@ -197,31 +229,52 @@ fn open_writer(
     }
 }
 
+/// What step 5 built.
+struct Built {
+    edges_in: InputSession<Time, crate::types::Edge, Diff>,
+    /// When an algorithm depends on arrival order.
+    arrivals_in: Option<ArrivalsInput>,
+    /// At the sinks.
+    probe: ProbeHandle<Time>,
+    buffers: Vec<SinkBuffer>,
+    /// `--stats`: the vertex, edge and triangle counts.
+    census: Option<Census>,
+}
+
 /// Step 5: builds every algorithm over one shared input, each ending in a sink operator that
-/// sends its output changes to worker 0 and buffers them there by time. Feeds the vertex-file
-/// vertices (they never change) and returns the edge input, the probe at the sinks and the
-/// buffers.
+/// sends its output changes to worker 0 and buffers them there by time, and with
+/// `count_graph` (`--stats`) the census of the graph. Feeds the vertex-file vertices (they
+/// never change) and returns the inputs, the probe at the sinks and the buffers.
 fn build_dataflow(
     worker: &mut Worker,
     algorithms: &[Box<dyn Algorithm>],
     shape: &StreamShape,
     vertices: Vec<Node>,
-) -> (InputSession<Time, crate::types::Edge, Diff>, ProbeHandle<Time>, Vec<SinkBuffer>) {
+    count_graph: bool,
+) -> Built {
     let buffers: Vec<SinkBuffer> = algorithms.iter().map(|_| Rc::new(RefCell::new(BTreeMap::new()))).collect();
     let mut edges_in = InputSession::new();
+    let mut arrivals_in: Option<ArrivalsInput> = algorithms.iter().any(|a| a.arrival_order()).then(InputSession::new);
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
     let probe: ProbeHandle<Time> = ProbeHandle::new();
+    let census;
     {
         let buffers = buffers.clone();
         let probe = probe.clone();
         let edges_in = &mut edges_in;
         let vertices_in = &mut vertices_in;
+        let arrivals_in = &mut arrivals_in;
         let (insert_only, edge_lifetime) = (shape.insert_only, shape.edge_lifetime);
-        worker.dataflow::<Time, _, _>(move |scope| {
+        census = worker.dataflow::<Time, _, _>(move |scope| {
             let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only)
-                .with_edge_lifetime(edge_lifetime);
+                .with_edge_lifetime(edge_lifetime)
+                .with_arrivals(arrivals_in.as_mut().map(|a| a.to_collection(scope)));
+            let mut triangles = None;
             for (algorithm, buffer) in algorithms.iter().zip(buffers) {
                 let result = algorithm.build(input.clone());
+                if count_graph && algorithm.name() == "triangles" {
+                    triangles = Some(result.clone());
+                }
                 result
                     .inner
                     .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
@@ -240,13 +293,14 @@ fn build_dataflow(
                     )
                     .probe_with(&probe);
             }
+            count_graph.then(|| Census::build(&input, triangles, &probe))
         });
     }
     for v in vertices {
         vertices_in.update(v, 1);
     }
     vertices_in.close();
-    (edges_in, probe, buffers)
+    Built { edges_in, arrivals_in, probe, buffers, census }
 }
 
 /// A restart's replay being fed: epochs already in the change log, fed back to back without

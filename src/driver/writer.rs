@@ -2,8 +2,9 @@
 //! epoch. The sinks at the end of the dataflow buffer their output changes by time; once an
 //! epoch is complete the writer takes the changes of every time it closed out of the buffers,
 //! writes them to each algorithm's [`ResultSink`], records the epoch's statistics (latency,
-//! output changes, memory; watermark and late updates in windowed runs) to `--stats` and the
-//! progress line, and at the end builds the run's [`RunSummary`].
+//! output changes, memory; watermark and late updates in windowed runs; the graph's counts
+//! with `--stats`, see [`super::census`]) to `--stats` and the progress line, and at the end
+//! builds the run's [`RunSummary`].
 //!
 //! An unwindowed epoch `e` writes the changes of every time `<= e`, labelled `e`; a windowed
 //! epoch writes each time below its frontier, labelled with its own (event) time.
@@ -12,6 +13,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use super::census::{Census, GraphCounts};
 use super::epochs::EventEpoch;
 use super::metrics;
 use super::observe::{EpochView, Observers, OutputInfo};
@@ -50,6 +52,8 @@ pub struct Writer {
     observed: Option<Vec<Vec<Change>>>,
     /// The largest lag any observer reported.
     max_observer_lag: Option<u64>,
+    /// `--stats`: the graph's counts, and the latest.
+    census: Option<(Census, GraphCounts)>,
 }
 
 /// Facts about the run the summary reports besides what the writer measured.
@@ -143,7 +147,13 @@ impl Writer {
             observers,
             observed,
             max_observer_lag: None,
+            census: None,
         })
+    }
+
+    /// `--stats`: reports the census's counts with every epoch and in the summary.
+    pub fn count_graph(&mut self, census: Census) {
+        self.census = Some((census, GraphCounts::default()));
     }
 
     /// The end of a windowed stream: writes every time below the final frontier (no new epoch).
@@ -157,6 +167,9 @@ impl Writer {
         }
         self.update_seconds += seconds;
         self.end_seconds = Some(seconds);
+        if let Some((census, last)) = &mut self.census {
+            *last = census.below(frontier);
+        }
         if let Some(observed) = &mut self.observed {
             let last = observed.iter().flatten().map(|c| c.epoch).max();
             if let Some(epoch) = last {
@@ -170,6 +183,9 @@ impl Writer {
                     watermark: None,
                     late: None,
                     observer_lag: None,
+                    vertices: None,
+                    edges: None,
+                    triangles: None,
                 };
                 let view = EpochView { epoch, stats: &stats, changes: observed, replayed: false };
                 self.observers.epoch(&view).map_err(RunError::Observer)?;
@@ -232,6 +248,10 @@ impl Writer {
         if let Some(lag) = lag {
             self.max_observer_lag = Some(self.max_observer_lag.unwrap_or(0).max(lag));
         }
+        let counts = self.census.as_mut().map(|(census, last)| {
+            *last = census.below(event.map_or(epoch + 1, |e| e.frontier));
+            *last
+        });
         let s = EpochStats {
             epoch,
             updates,
@@ -241,6 +261,9 @@ impl Writer {
             watermark: event.map(|e| e.watermark),
             late: event.map(|e| e.late),
             observer_lag: lag,
+            vertices: counts.map(|c| c.vertices),
+            edges: counts.map(|c| c.edges),
+            triangles: counts.and_then(|c| c.triangles),
         };
         if let Some(observed) = &mut self.observed {
             let view = EpochView { epoch, stats: &s, changes: observed, replayed: quiet };
@@ -300,6 +323,9 @@ impl Writer {
             late_updates: options.window.map(|_| self.late),
             end_seconds: self.end_seconds,
             max_observer_lag: self.max_observer_lag,
+            vertices: self.census.as_ref().map(|(_, c)| c.vertices),
+            edges: self.census.as_ref().map(|(_, c)| c.edges),
+            triangles: self.census.as_ref().and_then(|(_, c)| c.triangles),
         };
         if let Some(stats) = self.stats {
             stats.summary(&summary)?;

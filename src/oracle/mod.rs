@@ -35,6 +35,9 @@
 //! this is this project's convention, stated here so that the dataflow implementations can
 //! follow it.
 //!
+//! **Sequences.** [`spanner()`] and [`matching()`] depend on arrival order: they take the
+//! inserted edges as a sequence (duplicates and order matter) and no vertex set.
+//!
 //! All vertex ids are full `u64` (vertex 0 and ids above 2^32 are ordinary ids).
 //!
 //! ```
@@ -59,8 +62,10 @@ pub mod cdlp;
 pub mod degree;
 pub mod kcore;
 pub mod lcc;
+pub mod matching;
 pub mod pagerank;
 pub mod scc;
+pub mod spanner;
 pub mod sssp;
 pub mod triangles;
 pub mod wcc;
@@ -71,8 +76,10 @@ pub use cdlp::cdlp;
 pub use degree::{degree, degree_distribution};
 pub use kcore::kcore;
 pub use lcc::lcc;
+pub use matching::matching;
 pub use pagerank::pagerank;
 pub use scc::scc;
+pub use spanner::spanner;
 pub use sssp::sssp;
 pub use triangles::triangles;
 pub use wcc::wcc;

@@ -35,6 +35,17 @@ pub struct EpochStats {
     /// epochs they had not applied yet when this one was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer_lag: Option<u64>,
+    /// `--stats`: vertices present after this epoch (the vertex set: vertex-file vertices and
+    /// endpoints of present edges).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vertices: Option<u64>,
+    /// `--stats`: edges present after this epoch, as distinct undirected pairs `{u, v}`,
+    /// `u != v` (parallel copies, direction and self-loops ignored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edges: Option<u64>,
+    /// `--stats` with `triangles` running: the graph's triangles after this epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triangles: Option<u64>,
 }
 
 /// Latency percentiles over epochs 1.. (epoch 0 is the initial load and is reported apart).
@@ -118,6 +129,14 @@ pub struct RunSummary {
     /// epochs they were ever behind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_observer_lag: Option<u64>,
+    /// `--stats`: vertices, edges (distinct undirected pairs without self-loops) and, with
+    /// `triangles` running, triangles after the last epoch (see [`EpochStats`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vertices: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edges: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triangles: Option<u64>,
 }
 
 impl RunSummary {

