@@ -21,6 +21,8 @@
 //! With `default-features = false` the crate is the library alone, without the command line's
 //! dependencies (clap, indicatif, plotters): the application layer is behind the `cli` feature.
 
+#![deny(missing_docs)]
+
 #[cfg(feature = "cli")]
 pub mod bench;
 #[cfg(feature = "cli")]

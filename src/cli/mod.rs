@@ -26,12 +26,16 @@ use crate::sources::{generate, parse, stream};
     version,
     about = "Incremental graph computation on graph streams, on timely and differential dataflow"
 )]
+// clap turns doc comments into help text: these items are documented by their help.
+#[allow(missing_docs)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Subcommand, Debug)]
+// clap turns doc comments into help text: these items are documented by their help.
+#[allow(missing_docs)]
 pub enum Command {
     /// Maintain an algorithm's result over a graph stream.
     Run(Box<RunArgs>),
@@ -109,7 +113,7 @@ pub struct JobArgs {
     /// Write per-epoch JSON stats and a summary here.
     #[arg(long)]
     pub stats: Option<PathBuf>,
-    /// Several algorithms (`run wcc,bfs,pagerank`): write DIR/<name>.out and DIR/<name>.changes.
+    /// Several algorithms (`run wcc,bfs,pagerank`): write `DIR/<name>.out` and `DIR/<name>.changes`.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// No progress on stderr (the summary is still printed).
@@ -184,8 +188,10 @@ pub struct JobArgs {
     #[arg(long, value_name = "FILE")]
     pub late_output: Option<PathBuf>,
     #[command(flatten)]
+    #[allow(missing_docs)]
     pub layout: LayoutArgs,
     #[command(flatten)]
+    #[allow(missing_docs)]
     pub serve: serve::ServeArgs,
 }
 
@@ -405,6 +411,8 @@ pub fn exit_status<T>(result: Result<T, RunError>) -> i32 {
 }
 
 #[derive(Args, Debug)]
+// clap turns doc comments into help text: these items are documented by their help.
+#[allow(missing_docs)]
 pub struct RunArgs {
     /// Algorithm(s) to maintain: bfs, bipartite, cdlp, degree, degree-distribution, kcore, lcc,
     /// matching, pagerank, scc, spanner, sssp, triangles, wcc; several separated by commas share
@@ -431,6 +439,8 @@ pub struct RunArgs {
 }
 
 #[derive(Subcommand, Debug)]
+// clap turns doc comments into help text: these items are documented by their help.
+#[allow(missing_docs)]
 pub enum GenCommand {
     /// R-MAT / Graph500 Kronecker graph (a, b, c, d = 0.57, 0.19, 0.19, 0.05), ids permuted.
     Rmat {

@@ -29,7 +29,9 @@ use crate::types::{Diff, Time};
 /// The counts after an epoch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GraphCounts {
+    /// Vertices of the vertex set.
     pub vertices: u64,
+    /// Distinct undirected vertex pairs without self-loops.
     pub edges: u64,
     /// `None` unless `triangles` runs.
     pub triangles: Option<u64>,

@@ -34,6 +34,7 @@ pub type ArrivalsInput = InputSession<Time, (Position, Edge), Diff>;
 
 /// The edge input of one worker, with the windowed layer over it.
 pub struct Feeder {
+    /// The worker's edge input: one `(edge, +1/-1)` per copy inserted or deleted.
     pub edges_in: InputSession<Time, Edge, Diff>,
     window: Option<WindowSpec>,
     expiries: Expiries,
@@ -44,6 +45,7 @@ pub struct Feeder {
 }
 
 impl Feeder {
+    /// A feeder over the worker's inputs; `window` makes it schedule each copy's retraction.
     pub fn new(
         edges_in: InputSession<Time, Edge, Diff>,
         window: Option<WindowSpec>,

@@ -94,7 +94,9 @@ impl Default for UpdateList {
 /// feed every update exactly once without copying the stream).
 #[derive(Debug, Default)]
 pub struct WorkerShare {
+    /// The worker's share of the vertex file's vertices.
     pub vertices: Vec<Node>,
+    /// The worker's share of the initial graph (epoch 0), one entry per edge copy.
     pub initial: Vec<Edge>,
     updates: UpdateList,
     batch: usize,

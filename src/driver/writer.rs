@@ -58,11 +58,17 @@ pub struct Writer {
 
 /// Facts about the run the summary reports besides what the writer measured.
 pub struct RunFacts {
+    /// The run stopped early (time limit).
     pub partial: bool,
+    /// The input was live (the initial edges are then epoch 0's updates).
     pub live: bool,
+    /// Edge copies of the initial graph, over all workers.
     pub initial_edges: u64,
+    /// Input bytes read while loading.
     pub bytes: u64,
+    /// Seconds spent loading the input.
     pub load_seconds: f64,
+    /// Wall-clock seconds of the whole run.
     pub wall_seconds: f64,
     /// With several processes: every process's peak memory.
     pub all_peaks: Vec<Option<u64>>,

@@ -38,13 +38,17 @@ pub enum Auth {
 pub struct ServeConfig {
     /// The address to listen on.
     pub addr: String,
+    /// How clients authenticate.
     pub auth: Auth,
     /// TLS certificate chain and private key (PEM).
     pub tls: Option<(PathBuf, PathBuf)>,
     /// Epochs of history kept for `AS OF` and subscriptions.
     pub retain_epochs: u64,
+    /// Connections served at once; one more gets SQLSTATE 53300.
     pub max_connections: usize,
+    /// Rows one statement may return; more is SQLSTATE 54000.
     pub max_rows: usize,
+    /// How long one statement may run; longer is cancelled (SQLSTATE 57014).
     pub statement_timeout: Duration,
     /// Where the mirror database lives (a fresh directory is made inside; removed at the end).
     pub dir: Option<PathBuf>,

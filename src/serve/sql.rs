@@ -5,11 +5,14 @@
 /// An error for the client: a SQLSTATE and a message that says what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SqlError {
+    /// The SQLSTATE (see [`state`]).
     pub code: &'static str,
+    /// What went wrong and what to do about it.
     pub message: String,
 }
 
 impl SqlError {
+    /// An error with this SQLSTATE and message.
     pub fn new(code: &'static str, message: impl Into<String>) -> SqlError {
         SqlError { code, message: message.into() }
     }
@@ -17,20 +20,35 @@ impl SqlError {
 
 /// SQLSTATEs used here.
 pub mod state {
+    /// `SYNTAX`: a syntax error.
     pub const SYNTAX: &str = "42601";
+    /// `UNDEFINED_TABLE`: an unknown table.
     pub const UNDEFINED_TABLE: &str = "42P01";
+    /// `UNDEFINED_COLUMN`: an unknown column.
     pub const UNDEFINED_COLUMN: &str = "42703";
+    /// `UNDEFINED_FUNCTION`: an unknown function.
     pub const UNDEFINED_FUNCTION: &str = "42883";
+    /// `AMBIGUOUS_COLUMN`: a column name that names several columns.
     pub const AMBIGUOUS_COLUMN: &str = "42702";
+    /// `DATATYPE_MISMATCH`: a value of the wrong type.
     pub const DATATYPE_MISMATCH: &str = "42804";
+    /// `READ_ONLY`: a write statement on the read-only mirror.
     pub const READ_ONLY: &str = "25006";
+    /// `UNDEFINED_OBJECT`: an unknown setting or object.
     pub const UNDEFINED_OBJECT: &str = "42704";
+    /// `FEATURE_NOT_SUPPORTED`: something the mirror does not serve (the system catalog, for one).
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+    /// `INVALID_PARAMETER`: a bad parameter, e.g. an `AS OF` epoch no longer retained.
     pub const INVALID_PARAMETER: &str = "22023";
+    /// `CANCELED`: a statement cancelled or over its time limit.
     pub const CANCELED: &str = "57014";
+    /// `PROGRAM_LIMIT`: a statement over the row limit.
     pub const PROGRAM_LIMIT: &str = "54000";
+    /// `TOO_MANY_CONNECTIONS`: more connections than `--serve-max-connections`.
     pub const TOO_MANY_CONNECTIONS: &str = "53300";
+    /// `INTERNAL`: a failure of the mirror itself.
     pub const INTERNAL: &str = "XX000";
+    /// `LAGGING`: a subscriber that fell behind the retained epochs.
     pub const LAGGING: &str = "55000";
 }
 
@@ -289,11 +307,15 @@ fn matching_paren(s: &str) -> Option<&str> {
 /// `SUBSCRIBE name [AS OF e] [UP TO e2] [WITH (SNAPSHOT = true|false, PROGRESS = true|false)]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Subscribe {
+    /// The algorithm table subscribed to.
     pub table: String,
+    /// Start at this retained epoch (its state as a snapshot, then later changes).
     pub as_of: Option<u64>,
     /// Exclusive: rows of epochs `< up_to`.
     pub up_to: Option<u64>,
+    /// Send the state at the start epoch first (as `+1` rows).
     pub snapshot: bool,
+    /// Send a progress row after every epoch.
     pub progress: bool,
 }
 
@@ -367,6 +389,7 @@ fn subscribe(sql: &str) -> Result<Subscribe, SqlError> {
 /// A statement ready for SQLite.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rewritten {
+    /// The statement in SQLite's dialect.
     pub sql: String,
     /// The epochs named by `AS OF`.
     pub as_of: Vec<u64>,

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 /// What one epoch did.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct EpochStats {
+    /// The epoch (with windows: the driver's epoch; its changes carry their event times).
     pub epoch: u64,
     /// Update lines (for epoch 0: edges of the initial graph) in this epoch, over all workers.
     pub updates: u64,
@@ -51,10 +52,15 @@ pub struct EpochStats {
 /// Latency percentiles over epochs 1.. (epoch 0 is the initial load and is reported apart).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatencySummary {
+    /// Median epoch latency, milliseconds.
     pub p50_ms: f64,
+    /// 95th percentile, milliseconds.
     pub p95_ms: f64,
+    /// 99th percentile, milliseconds.
     pub p99_ms: f64,
+    /// The slowest epoch, milliseconds.
     pub max_ms: f64,
+    /// The mean, milliseconds.
     pub mean_ms: f64,
 }
 
@@ -88,9 +94,13 @@ impl LatencySummary {
 /// The whole run, as reported at the end (and as the last `--stats` line, with `"summary": true`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct RunSummary {
+    /// Always `true`: tells the summary line from the epoch lines in `--stats`.
     pub summary: bool,
+    /// The algorithms run, comma-separated (`wcc,bfs`).
     pub algorithm: String,
+    /// Worker threads per process.
     pub workers: usize,
+    /// Processes.
     pub processes: usize,
     /// Epochs completed, including epoch 0.
     pub epochs: u64,
@@ -98,6 +108,7 @@ pub struct RunSummary {
     pub partial: bool,
     /// Updates over epochs 1.. (the initial graph is counted in `initial_edges`).
     pub updates: u64,
+    /// Edge copies of the initial graph (epoch 0).
     pub initial_edges: u64,
     /// Seconds spent in epochs 1.. (from handing over each epoch's input to its completion).
     pub update_seconds: f64,
@@ -107,7 +118,9 @@ pub struct RunSummary {
     pub latency: LatencySummary,
     /// Epoch 0: reading and parsing the input files (all workers in parallel) ...
     pub load_seconds: f64,
+    /// Input bytes read per second while loading (megabytes, 10^6).
     pub load_mb_per_sec: f64,
+    /// Initial edges loaded per second.
     pub load_edges_per_sec: f64,
     /// ... and computing the initial result.
     pub initial_seconds: f64,
@@ -116,7 +129,9 @@ pub struct RunSummary {
     /// With several processes: the sum of every process's peak resident memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_rss_bytes_all_processes: Option<u64>,
+    /// Change-log lines written over the run (every algorithm).
     pub output_changes: u64,
+    /// Wall-clock seconds from start to end.
     pub wall_seconds: f64,
     /// Windowed runs: late updates dropped over the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,8 +148,10 @@ pub struct RunSummary {
     /// `triangles` running, triangles after the last epoch (see [`EpochStats`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vertices: Option<u64>,
+    /// `--stats`: distinct undirected pairs without self-loops after the last epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edges: Option<u64>,
+    /// `--stats` with `triangles` running: triangles after the last epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triangles: Option<u64>,
 }
