@@ -11,7 +11,7 @@
 //! | dataflow | [`dataflow`] — one algorithm per file, each a differential dataflow over the edge collection | model, sources |
 //! | beside the driver | [`live`] — the live front end (transports, sequencer, state directory); [`sinks`] — result files, change logs, stats, progress | model, sources |
 //! | driver | [`driver`] — one feed loop over an epoch source; epochs, probes, metrics, resume | all of the above |
-//! | application (feature `cli`) | [`cli`], [`bench`](mod@bench), [`graphalytics`] runner | everything |
+//! | application (feature `cli`) | [`cli`], [`bench`](mod@bench), [`experiment`] sweeps, [`graphalytics`] runner | everything |
 //!
 //! The driver *uses* `live` and `sinks`; they never import it. [`oracle`] holds plain
 //! sequential implementations: the tests' reference, and the bench's from-scratch baseline.
@@ -25,6 +25,8 @@ pub mod bench;
 pub mod cli;
 pub mod dataflow;
 pub mod driver;
+#[cfg(feature = "cli")]
+pub mod experiment;
 #[cfg(feature = "cli")]
 pub mod graphalytics;
 pub mod live;
