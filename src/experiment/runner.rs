@@ -346,7 +346,7 @@ fn run_cell(
     } else if ended.status < 0 {
         (Status::Crashed, Some(format!("killed by signal {}", -ended.status)))
     } else if ended.status != 0 {
-        (Status::Crashed, Some(format!("exit status {}: {}", ended.status, last_line())))
+        (Status::Crashed, Some(format!("exit status {}: {} (log: {})", ended.status, last_line(), log.display())))
     } else {
         (Status::Ok, None)
     };

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Checks an experiment's outputs against its results.jsonl, computed here independently.
+
+usage: check_report.py OUT_DIR EXPECTED_CELLS
+
+Every cell has one record with the environment and dataset; summary.csv's medians, the
+figures' points (figures.json) and the report's table are the medians of the records; the
+SVG files exist.
+"""
+import collections
+import csv
+import json
+import os
+import statistics
+import sys
+
+out, expected = sys.argv[1], int(sys.argv[2])
+records = [json.loads(line) for line in open(os.path.join(out, "results.jsonl"))]
+latest = {}
+for r in records:
+    latest[r["key"]] = r
+records = list(latest.values())
+assert len(records) == expected, (len(records), expected)
+for r in records:
+    for field in ("git_rev", "git_dirty", "rustc", "profile", "timely_version", "differential_version",
+                  "cpu_model", "cores", "memory_bytes", "kernel"):
+        assert field in r["env"], field
+    for field in ("name", "checksum", "vertices", "edges"):
+        assert field in r["dataset"], field
+    assert r["status"] == "ok", (r["cell"], r["status"], r.get("failure"))
+    assert r["agrees"] is True, r["cell"]
+
+def config(c):
+    return "%s/%s/%s/%s/w%d/b%d" % (c["dataset"], c["stream"], c["algorithm"], c["system"], c["workers"], c["batch"])
+
+groups = collections.defaultdict(list)
+for r in records:
+    groups[config(r["cell"])].append(r)
+median = {k: statistics.median(r["metrics"]["updates_per_sec"] for r in v) for k, v in groups.items()}
+
+summary = {(row["config"], row["metric"]): row for row in csv.DictReader(open(os.path.join(out, "summary.csv")))}
+for k, m in median.items():
+    got = float(summary[(k, "updates_per_sec")]["median"])
+    assert abs(got - m) <= 1e-9 * m, (k, got, m)
+    assert int(summary[(k, "updates_per_sec")]["n"]) == len(groups[k])
+
+figures = json.load(open(os.path.join(out, "figures.json")))
+lines = 0
+for series in figures["scaling"]:
+    if series["reference"]:
+        continue
+    dataset, stream, algorithm, system, batch = series["label"].split(" ")
+    for w, y in series["points"]:
+        k = "%s/%s/%s/%s/w%d/%s" % (dataset, stream, algorithm, system, w, batch)
+        assert abs(y - median[k]) <= 1e-9 * median[k], (k, y, median[k])
+        lines += 1
+assert lines == len(median), (lines, len(median))
+for series in figures["batch"]:
+    dataset, stream, algorithm, system, workers = series["label"].split(" ")
+    for b, y in series["points"]:
+        k = "%s/%s/%s/%s/%s/b%d" % (dataset, stream, algorithm, system, workers, b)
+        assert abs(y - median[k]) <= 1e-9 * median[k], (k, y, median[k])
+for series in figures["latency_ccdf"]:
+    n = sum(len(r["metrics"]["latencies_ms"]) for r in groups[series["label"]])
+    assert len(series["points"]) == n, series["label"]
+
+rows = {}
+for line in open(os.path.join(out, "report.md")):
+    cells = [c.strip() for c in line.split("|")]
+    if len(cells) > 4 and cells[1] in median:
+        rows[cells[1]] = float(cells[3])
+assert set(rows) == set(median), set(median) ^ set(rows)
+for k, shown in rows.items():
+    assert abs(shown - median[k]) <= 0.5 + 1e-6 * median[k], (k, shown, median[k])
+for svg in ("scaling.svg", "batch.svg", "latency_ccdf.svg"):
+    text = open(os.path.join(out, svg)).read()
+    assert "<svg" in text and "</svg>" in text, svg
+    assert "](%s)" % svg in open(os.path.join(out, "report.md")).read(), svg
+rows_csv = sum(1 for _ in open(os.path.join(out, "results.csv"))) - 1
+assert rows_csv >= len(records), rows_csv
+print("ci: experiment report agrees with results.jsonl (%d cells, %d configurations)" % (len(records), len(median)))
