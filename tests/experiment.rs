@@ -1,0 +1,225 @@
+//! `ripples experiment`: malformed files rejected before anything runs, failures recorded with
+//! their kind, resume after a stop or a kill without re-running finished cells, compare.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use common::process::{bin, read, s, Files, PATIENCE};
+use serde_json::Value;
+
+/// An experiment file: the keys every test shares, `top` (more top-level keys), a tiny
+/// generated dataset, then `tables`.
+fn experiment(top: &str, tables: &str) -> String {
+    format!(
+        "seed = 5\ntimeout_secs = 60\nalgorithms = [\"wcc\"]\nbatch_sizes = [300]\n{top}\n\n\
+         [[datasets]]\nname = \"tiny\"\nkind = \"rmat\"\nscale = 7\nedge_factor = 4\n\n{tables}"
+    )
+}
+
+fn records(path: &std::path::Path) -> Vec<Value> {
+    read(path).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn run(files: &Files, toml: &str, extra: &[&str]) -> std::process::Output {
+    let file = files.write("e.toml", toml);
+    let out = files.path("out");
+    let mut cmd = bin();
+    cmd.args(["experiment", "run", &s(&file), "--out", &s(&out), "-q"]).args(extra);
+    cmd.output().unwrap()
+}
+
+/// Each malformed file is an error naming file, line and key, exit status 2, and nothing is
+/// created.
+#[test]
+fn malformed_files_name_file_line_and_key() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("seed = 1\nalgorithms = [\"wcc\"]\nbogus = 3\n", ":3: bogus:", "unknown field `bogus`"),
+        ("algorithms = [\"wcc\"]\nrepetitions = \"five\"\n", ":2: repetitions:", "invalid type"),
+        ("algorithms = [\"wcc\"]\nrepetitions = 0\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":2: repetitions:", "at least 1"),
+        ("algorithms = [\"wcc\",\n  \"nope\"]\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":2: algorithms:", "unknown \"nope\""),
+        ("algorithms = [\"wcc\"]\nsystems = [\"ripples\", \"mine\"]\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":2: systems:", "unknown \"mine\""),
+        ("algorithms = [\"wcc\"]\n\n[[datasets]]\nname = \"a\"\nkind = \"graph500\"\n", ":3: datasets.kind:", "unknown dataset kind"),
+        ("algorithms = [\"wcc\"]\n[[datasets]]\nname = \"a\"\nkind = \"file\"\npath = \"missing.e\"\n", ":2: datasets.path:", "is not a file"),
+        ("algorithms = [\"wcc\"]\nstreams = [\"insert\", \"sideways\"]\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":2: streams:", "unknown \"sideways\""),
+        ("algorithms = [\"wcc\"]\n[stream]\nwindow = 5\nspeed = 2\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":4: speed:", "unknown field `speed`"),
+    ];
+    for (toml, at, problem) in cases {
+        let files = Files::new();
+        let out = run(&files, toml, &[]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{toml}\n{err}");
+        let file = s(&files.path("e.toml"));
+        assert!(err.contains(&format!("{file}{at}")), "want {file}{at} in:\n{err}\nfor:\n{toml}");
+        assert!(err.contains(problem), "want {problem:?} in:\n{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!files.path("out").exists(), "nothing may run or be written for a malformed file");
+    }
+}
+
+/// A timeout, a wrong result, a crash and a success are all recorded, each with its kind; the
+/// report lists the failures.
+#[test]
+fn failures_are_recorded_with_their_kind() {
+    let files = Files::new();
+    let toml = experiment(
+        r#"repetitions = 1
+systems = ["ripples", "sleeper", "liar", "crasher"]"#,
+        r#"[commands.sleeper]
+command = ["sleep", "30"]
+
+[commands.liar]
+command = ["sh", "-c", "echo '0 999999' > {output}"]
+
+[commands.crasher]
+command = ["sh", "-c", "echo 'out of luck' >&2; exit 3"]
+"#,
+    )
+    .replace("timeout_secs = 60", "timeout_secs = 4");
+    let started = Instant::now();
+    let out = run(&files, &toml, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(started.elapsed() < Duration::from_secs(25), "the sleeper must be killed at its 4 s timeout");
+    let recs = records(&files.path("out/results.jsonl"));
+    assert_eq!(recs.len(), 4);
+    let status = |system: &str| {
+        let r = recs.iter().find(|r| r["cell"]["system"] == system).unwrap();
+        (r["status"].as_str().unwrap().to_string(), r["failure"].as_str().unwrap_or("").to_string(), r.clone())
+    };
+    let (st, _, ok) = status("ripples");
+    assert_eq!(st, "ok");
+    assert_eq!(ok["agrees"], true);
+    assert!(ok["metrics"]["cpu_user_seconds"].as_f64().unwrap() > 0.0);
+    assert!(ok["metrics"]["peak_rss_bytes"].as_u64().unwrap() > 1 << 20);
+    assert!(ok["env"]["git_rev"].is_string() && ok["env"]["cores"].as_u64().unwrap() >= 1);
+    assert_eq!(ok["dataset"]["name"], "tiny");
+    let (st, why, r) = status("sleeper");
+    assert_eq!(st, "timeout", "{why}");
+    assert!(r["wall_seconds"].as_f64().unwrap() < 10.0);
+    let (st, why, r) = status("liar");
+    assert_eq!(st, "wrong-result", "{why}");
+    assert_eq!(r["agrees"], false);
+    let (st, why, _) = status("crasher");
+    assert_eq!(st, "crashed");
+    assert!(why.contains("exit status 3") && why.contains("out of luck"), "{why}");
+    let report = read(&files.path("out/report.md"));
+    assert!(report.contains("1 ok, 3 failed"), "{report}");
+    for kind in ["| timeout |", "| wrong-result |", "| crashed |"] {
+        assert!(report.contains(kind), "{kind} in\n{report}");
+    }
+    let csv = read(&files.path("out/results.csv"));
+    assert!(csv.lines().any(|l| l.contains(",sleeper,") && l.contains(",timeout,")), "{csv}");
+
+    // --rerun-failed runs the three failed cells again (and only them).
+    let again = run(&files, &toml, &["--rerun-failed"]);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("3 cell(s) run (3 failed), 1 skipped"), "{err}");
+    assert_eq!(records(&files.path("out/results.jsonl")).len(), 7);
+}
+
+fn keys(recs: &[Value]) -> Vec<String> {
+    recs.iter().map(|r| r["key"].as_str().unwrap().to_string()).collect()
+}
+
+/// Stopped after 2 cells, the run refuses to start over without --resume; --resume runs the
+/// other cells only, keeping the finished records as they were.
+#[test]
+fn resume_after_max_cells_runs_only_the_rest() {
+    let files = Files::new();
+    let toml = experiment("repetitions = 3\nworkers = [1, 2]", "");
+    let first = run(&files, &toml, &["--max-cells", "2"]);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let path = files.path("out/results.jsonl");
+    let before = read(&path);
+    assert_eq!(before.lines().count(), 2);
+
+    let refused = run(&files, &toml, &[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--resume"));
+    assert_eq!(read(&path), before, "a refused run writes nothing");
+
+    let resumed = run(&files, &toml, &["--resume"]);
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{err}");
+    assert!(err.contains("4 cell(s) run (0 failed), 2 skipped"), "{err}");
+    let after = read(&path);
+    assert!(after.starts_with(&before), "finished records are kept as they were");
+    let recs = records(&path);
+    let unique: BTreeSet<String> = keys(&recs).into_iter().collect();
+    assert_eq!((recs.len(), unique.len()), (6, 6), "every cell once");
+    let cells: BTreeSet<(u64, u64)> = recs
+        .iter()
+        .map(|r| (r["cell"]["workers"].as_u64().unwrap(), r["cell"]["repetition"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(cells.len(), 6);
+
+    // Nothing left: a further --resume runs nothing.
+    let idle = run(&files, &toml, &["--resume"]);
+    assert!(String::from_utf8_lossy(&idle.stderr).contains("0 cell(s) run (0 failed), 6 skipped"));
+    assert_eq!(read(&path), after);
+}
+
+/// Killed (SIGKILL) while it runs, the experiment resumes: the records written before the kill
+/// stay, each cell ends with exactly one record.
+#[test]
+fn resume_after_a_kill() {
+    let files = Files::new();
+    let toml = experiment("repetitions = 6\nworkers = [1, 2]", "");
+    let file = files.write("e.toml", &toml);
+    let out = files.path("out");
+    let path = out.join("results.jsonl");
+    let mut child = bin().args(["experiment", "run", &s(&file), "--out", &s(&out), "-q"]).spawn().unwrap();
+    let deadline = Instant::now() + PATIENCE;
+    // Kill it once two records are there.
+    while std::fs::read_to_string(&path).map(|t| t.lines().count()).unwrap_or(0) < 2 {
+        assert!(Instant::now() < deadline, "no records written");
+        assert!(child.try_wait().unwrap().is_none(), "the run finished before it could be killed");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = read(&path);
+    let done = before.lines().filter(|l| l.ends_with('}')).count();
+    assert!(done < 12, "killed midway ({done} of 12 recorded)");
+
+    let resumed = run(&files, &toml, &["--resume"]);
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{err}");
+    assert!(err.contains(&format!("{} cell(s) run (0 failed), {} skipped", 12 - done, done)), "{err}");
+    let recs = records(&path);
+    let unique: BTreeSet<String> = keys(&recs).into_iter().collect();
+    assert_eq!((recs.len(), unique.len()), (12, 12));
+    let complete: String = before.lines().filter(|l| l.ends_with('}')).map(|l| format!("{l}\n")).collect();
+    assert!(read(&path).starts_with(&complete), "records written before the kill are kept");
+}
+
+/// compare: a result file against itself changes nothing; against a copy twice as fast, the
+/// throughput is flagged better.
+#[test]
+fn compare_flags_only_real_changes() {
+    let files = Files::new();
+    let toml = experiment("repetitions = 3", "");
+    assert!(run(&files, &toml, &[]).status.success());
+    let a = files.path("out/results.jsonl");
+    let same = bin().args(["experiment", "compare", &s(&a), &s(&a)]).output().unwrap();
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert!(same.status.success());
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("tiny/")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows.iter().all(|r| r.ends_with(" ~") && r.contains(" 1.000 ")), "{text}");
+
+    let faster: String = records(&a)
+        .into_iter()
+        .map(|mut r| {
+            let tp = r["metrics"]["updates_per_sec"].as_f64().unwrap();
+            r["metrics"]["updates_per_sec"] = Value::from(tp * 2.0);
+            format!("{}\n", r)
+        })
+        .collect();
+    let b = files.write("b.jsonl", &faster);
+    let cmp = bin().args(["experiment", "compare", &s(&a), &s(&b)]).output().unwrap();
+    let text = String::from_utf8_lossy(&cmp.stdout);
+    let row = text.lines().find(|l| l.contains("updates_per_sec")).unwrap();
+    assert!(row.contains(" 2.000 ") && row.ends_with(" better"), "{text}");
+}
