@@ -45,24 +45,29 @@ for k, m in median.items():
     assert int(summary[(k, "updates_per_sec")]["n"]) == len(groups[k])
 
 figures = json.load(open(os.path.join(out, "figures.json")))
-lines = 0
-for series in figures["scaling"]:
-    if series["reference"]:
-        continue
-    dataset, stream, algorithm, system, batch = series["label"].split(" ")
-    for w, y in series["points"]:
-        k = "%s/%s/%s/%s/w%d/%s" % (dataset, stream, algorithm, system, w, batch)
-        assert abs(y - median[k]) <= 1e-9 * median[k], (k, y, median[k])
-        lines += 1
-assert lines == len(median), (lines, len(median))
-for series in figures["batch"]:
-    dataset, stream, algorithm, system, workers = series["label"].split(" ")
-    for b, y in series["points"]:
-        k = "%s/%s/%s/%s/%s/b%d" % (dataset, stream, algorithm, system, workers, b)
-        assert abs(y - median[k]) <= 1e-9 * median[k], (k, y, median[k])
-for series in figures["latency_ccdf"]:
-    n = sum(len(r["metrics"]["latencies_ms"]) for r in groups[series["label"]])
-    assert len(series["points"]) == n, series["label"]
+report = open(os.path.join(out, "report.md")).read()
+scaled = set()
+for panel in figures:
+    text = open(os.path.join(out, panel["file"])).read()
+    assert "<svg" in text and "</svg>" in text, panel["file"]
+    assert "](%s)" % panel["file"] in report, panel["file"]
+    for series in panel["series"]:
+        if series["reference"]:
+            continue
+        if panel["kind"] == "latency_ccdf":
+            (k,) = series["configs"]
+            n = sum(len(r["metrics"]["latencies_ms"]) for r in groups[k])
+            assert len(series["points"]) == n, k
+            continue
+        x_key = "workers" if panel["kind"] == "scaling" else "batch"
+        for (x, y), k in zip(series["points"], series["configs"]):
+            assert abs(y - median[k]) <= 1e-9 * median[k], (k, y, median[k])
+            assert x == groups[k][0]["cell"][x_key], (k, x)
+            if panel["kind"] == "scaling":
+                scaled.add(k)
+assert scaled == set(median), set(median) - scaled
+kinds = collections.Counter(p["kind"] for p in figures)
+assert kinds["scaling"] and kinds["batch"] and kinds["latency_ccdf"], kinds
 
 rows = {}
 for line in open(os.path.join(out, "report.md")):
@@ -72,10 +77,6 @@ for line in open(os.path.join(out, "report.md")):
 assert set(rows) == set(median), set(median) ^ set(rows)
 for k, shown in rows.items():
     assert abs(shown - median[k]) <= 0.5 + 1e-6 * median[k], (k, shown, median[k])
-for svg in ("scaling.svg", "batch.svg", "latency_ccdf.svg"):
-    text = open(os.path.join(out, svg)).read()
-    assert "<svg" in text and "</svg>" in text, svg
-    assert "](%s)" % svg in open(os.path.join(out, "report.md")).read(), svg
 rows_csv = sum(1 for _ in open(os.path.join(out, "results.csv"))) - 1
 assert rows_csv >= len(records), rows_csv
 print("ci: experiment report agrees with results.jsonl (%d cells, %d configurations)" % (len(records), len(median)))

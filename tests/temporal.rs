@@ -74,10 +74,7 @@ fn csv_with_every_time_format() {
     // 2023-11-14T22:13:20Z is 1700000000 (`date -u -d @1700000000`).
     let rfc = "src,dst,ts\n1,2,2023-11-14T22:13:20Z\n2,3,2023-11-14T23:14:20+01:00\n3,4,2023-11-14T22:13:21.250Z\n";
     let mut a = vec!["--format", "csv", "--time-column", "ts", "--time-format", "rfc3339"];
-    assert_eq!(
-        convert(&f, "r.csv", rfc, &a).unwrap(),
-        "+ 1 2 @1700000000\n+ 2 3 @1700000060\n+ 3 4 @1700000001\n"
-    );
+    assert_eq!(convert(&f, "r.csv", rfc, &a).unwrap(), "+ 1 2 @1700000000\n+ 2 3 @1700000060\n+ 3 4 @1700000001\n");
     let pattern = "src;dst;ts\n1;2;2023-11-14 22:13:20\n2;3;2023-11-14 22:14:20\n";
     a = vec!["--format", "csv", "--delimiter", ";", "--time-column", "ts", "--time-format", "%Y-%m-%d %H:%M:%S"];
     assert_eq!(convert(&f, "p.csv", pattern, &a).unwrap(), "+ 1 2 @1700000000\n+ 2 3 @1700000060\n");
@@ -89,15 +86,27 @@ fn csv_with_every_time_format() {
     assert_eq!(convert(&f, "h.tsv", headerless, &a).unwrap(), "+ 9 10\n+ 7 8\n");
 
     // Errors name file:line (the header is line 1).
-    let err = convert(&f, "bad.csv", "src,dst,ts\n1,2,2023-11-14T22:13:20Z\n1,2,yesterday\n", &["--format", "csv", "--time-column", "ts", "--time-format", "rfc3339"])
-        .unwrap_err();
+    let err = convert(
+        &f,
+        "bad.csv",
+        "src,dst,ts\n1,2,2023-11-14T22:13:20Z\n1,2,yesterday\n",
+        &["--format", "csv", "--time-column", "ts", "--time-format", "rfc3339"],
+    )
+    .unwrap_err();
     assert!(err.contains("bad.csv:3: \"yesterday\" is not a timestamp (expected RFC 3339"), "{err}");
-    let err = convert(&f, "bad2.csv", "src,dst,ts\n1,2,2023-02-30 00:00:00\n", &["--format", "csv", "--time-column", "ts", "--time-format", "%Y-%m-%d %H:%M:%S"])
-        .unwrap_err();
+    let err = convert(
+        &f,
+        "bad2.csv",
+        "src,dst,ts\n1,2,2023-02-30 00:00:00\n",
+        &["--format", "csv", "--time-column", "ts", "--time-format", "%Y-%m-%d %H:%M:%S"],
+    )
+    .unwrap_err();
     assert!(err.contains("bad2.csv:2: \"2023-02-30 00:00:00\" is not a timestamp"), "{err}");
-    let err = convert(&f, "bad3.csv", "src,dst,when\n1,2,3\n", &["--format", "csv", "--time-column", "ts"]).unwrap_err();
+    let err =
+        convert(&f, "bad3.csv", "src,dst,when\n1,2,3\n", &["--format", "csv", "--time-column", "ts"]).unwrap_err();
     assert!(err.contains("bad3.csv:1: no time column named \"ts\" (the columns are: src, dst, when)"), "{err}");
-    let err = convert(&f, "bad4.csv", "src,dst,ts\n1,2,3,4\n", &["--format", "csv", "--time-column", "ts"]).unwrap_err();
+    let err =
+        convert(&f, "bad4.csv", "src,dst,ts\n1,2,3,4\n", &["--format", "csv", "--time-column", "ts"]).unwrap_err();
     assert!(err.contains("bad4.csv:2: expected 3 fields"), "{err}");
     let err = convert(&f, "bad5.csv", "src,dst,ts\nx,2,3\n", &["--format", "csv", "--time-column", "ts"]).unwrap_err();
     assert!(err.contains("bad5.csv:2: \"x\" is not a vertex id"), "{err}");

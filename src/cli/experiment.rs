@@ -104,7 +104,14 @@ pub fn experiment(command: ExperimentCommand) -> Result<(), RunError> {
         ExperimentCommand::Run(args) => run(args),
         ExperimentCommand::Report { out, file } => {
             let exp = file.as_deref().map(Experiment::load).transpose().map_err(error)?;
-            let records = runner::load_records(&out.join("results.jsonl")).map_err(error)?;
+            let results = out.join("results.jsonl");
+            if !results.is_file() {
+                return Err(RunError::Input(format!(
+                    "{} does not exist: give the --out of an experiment run",
+                    results.display()
+                )));
+            }
+            let records = runner::load_records(&results).map_err(error)?;
             let path = output::report(exp.as_ref(), &records, &out).map_err(error)?;
             eprintln!("ripples experiment: wrote {}", path.display());
             Ok(())

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::output::{groups, BOOTSTRAP_SEED};
+use super::output::{groups, metrics, Getter, BOOTSTRAP_SEED};
 use super::record::Record;
 use super::runner::latest;
 use super::stats::ratio_ci;
@@ -25,14 +25,13 @@ pub struct Change {
 pub fn compare(a: &[Record], b: &[Record], threshold: f64) -> Vec<Change> {
     let (a, b) = (latest(a), latest(b));
     let (ga, gb) = (groups(&a), groups(&b));
-    let metrics: [(&'static str, bool, fn(&Record) -> Option<f64>); 2] = [
-        ("updates_per_sec", true, |r| r.metrics.as_ref().map(|m| m.updates_per_sec)),
-        ("p99_ms", false, |r| r.metrics.as_ref().map(|m| m.latency.p99_ms)),
-    ];
+    let metrics: Vec<(&'static str, Getter)> =
+        metrics().into_iter().filter(|(name, _)| *name == "updates_per_sec" || *name == "p99_ms").collect();
     let mut out = Vec::new();
     for (config, ra) in &ga {
         let Some(rb) = gb.get(config) else { continue };
-        for (metric, higher_is_better, get) in metrics {
+        for &(metric, get) in &metrics {
+            let higher_is_better = metric == "updates_per_sec";
             let xa: Vec<f64> = ra.iter().filter_map(|r| get(r)).collect();
             let xb: Vec<f64> = rb.iter().filter_map(|r| get(r)).collect();
             let (ratio, lo, hi) = ratio_ci(&xa, &xb, BOOTSTRAP_SEED);

@@ -201,13 +201,21 @@ impl Experiment {
                 return Err(err(0, key, "must list at least one value".into()));
             }
             v.iter()
-                .map(|s| if *s.get_ref() == 0 { Err(err(s.span().start, key, "must be at least 1".into())) } else { Ok(*s.get_ref()) })
+                .map(|s| {
+                    if *s.get_ref() == 0 {
+                        Err(err(s.span().start, key, "must be at least 1".into()))
+                    } else {
+                        Ok(*s.get_ref())
+                    }
+                })
                 .collect()
         };
         let workers = positive(&file.workers, "workers", 1)?;
         let batch_sizes = positive(&file.batch_sizes, "batch_sizes", 1000)?;
         let repetitions = match &file.repetitions {
-            Some(r) if *r.get_ref() == 0 => return Err(err(r.span().start, "repetitions", "must be at least 1".into())),
+            Some(r) if *r.get_ref() == 0 => {
+                return Err(err(r.span().start, "repetitions", "must be at least 1".into()))
+            }
             Some(r) => *r.get_ref(),
             None => 5,
         };
@@ -228,7 +236,11 @@ impl Experiment {
                     if known.contains(&s.get_ref().as_str()) {
                         Ok(s.get_ref().clone())
                     } else {
-                        Err(err(s.span().start, key, format!("unknown {:?} (known: {})", s.get_ref(), known.join(", "))))
+                        Err(err(
+                            s.span().start,
+                            key,
+                            format!("unknown {:?} (known: {})", s.get_ref(), known.join(", ")),
+                        ))
                     }
                 })
                 .collect::<Result<Vec<String>, _>>()
@@ -239,7 +251,11 @@ impl Experiment {
         let algorithms = names(&Some(file.algorithms.clone()), "algorithms", ALGORITHMS, "")?;
         if algorithms.iter().any(|a| a == "bfs" || a == "sssp") && file.source.is_none() {
             let at = file.algorithms.iter().find(|a| a.get_ref() == "bfs" || a.get_ref() == "sssp");
-            return Err(err(at.map(|a| a.span().start).unwrap_or(0), "algorithms", "bfs and sssp need `source = VERTEX`".into()));
+            return Err(err(
+                at.map(|a| a.span().start).unwrap_or(0),
+                "algorithms",
+                "bfs and sssp need `source = VERTEX`".into(),
+            ));
         }
         let streams = names(&file.streams, "streams", STREAMS, "insert")?;
         let mut commands = BTreeMap::new();
@@ -275,7 +291,9 @@ impl Experiment {
             let d = spanned.get_ref();
             let at = spanned.span().start;
             let need = |v: Option<u64>, key: &str| {
-                v.ok_or_else(|| err(at, &format!("datasets.{key}"), format!("dataset {:?} ({}) needs `{key}`", d.name, d.kind)))
+                v.ok_or_else(|| {
+                    err(at, &format!("datasets.{key}"), format!("dataset {:?} ({}) needs `{key}`", d.name, d.kind))
+                })
             };
             if datasets.iter().any(|x: &Dataset| x.name == d.name) {
                 return Err(err(at, "datasets.name", format!("dataset {:?} is defined twice", d.name)));
@@ -289,7 +307,11 @@ impl Experiment {
                     }
                     DatasetSource::Rmat { scale, edge_factor: d.edge_factor.unwrap_or(16), seed }
                 }
-                "er" => DatasetSource::Er { vertices: need(d.vertices, "vertices")?.max(1), edges: need(d.edges, "edges")?, seed },
+                "er" => DatasetSource::Er {
+                    vertices: need(d.vertices, "vertices")?.max(1),
+                    edges: need(d.edges, "edges")?,
+                    seed,
+                },
                 "file" | "temporal" => {
                     let rel = d.path.clone().ok_or_else(|| {
                         err(at, "datasets.path", format!("dataset {:?} ({}) needs `path`", d.name, d.kind))
@@ -307,7 +329,11 @@ impl Experiment {
                     }
                 }
                 other => {
-                    return Err(err(at, "datasets.kind", format!("unknown dataset kind {other:?} (known: rmat, er, file, temporal)")))
+                    return Err(err(
+                        at,
+                        "datasets.kind",
+                        format!("unknown dataset kind {other:?} (known: rmat, er, file, temporal)"),
+                    ))
                 }
             };
             datasets.push(Dataset { name: d.name.clone(), source });
@@ -437,7 +463,8 @@ fn temporal_format(d: &DatasetSpec) -> Result<TemporalFormat, (&'static str, Str
                     }
                 }
             };
-            let time_format = TimeFormat::parse(d.time_format.as_deref().unwrap_or("unix")).map_err(|p| ("time_format", p))?;
+            let time_format =
+                TimeFormat::parse(d.time_format.as_deref().unwrap_or("unix")).map_err(|p| ("time_format", p))?;
             let column = |v: &Option<String>, default: &str| v.clone().unwrap_or_else(|| default.to_string());
             Ok(TemporalFormat::Csv(CsvSpec {
                 columns: d.columns.clone(),

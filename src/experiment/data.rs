@@ -112,7 +112,12 @@ pub fn cut(exp: &Experiment, kind: &str, edges: &[(Node, Node)], seed: u64) -> (
 }
 
 /// Writes the stream of `cell` over the prepared dataset (once per dataset, kind and seed).
-pub fn stream_files(exp: &Experiment, cell: &Cell, data: &Prepared, out: &Path) -> Result<StreamFiles, ExperimentError> {
+pub fn stream_files(
+    exp: &Experiment,
+    cell: &Cell,
+    data: &Prepared,
+    out: &Path,
+) -> Result<StreamFiles, ExperimentError> {
     let dir = out.join("streams");
     std::fs::create_dir_all(&dir).map_err(io("cannot create", &dir))?;
     let stem = format!("{}-{}-s{}", cell.dataset, cell.stream, cell.seed);
@@ -127,8 +132,7 @@ pub fn stream_files(exp: &Experiment, cell: &Cell, data: &Prepared, out: &Path) 
     for u in &ups {
         *live.entry((u.src, u.dst)).or_insert(0) += u.diff as i64;
     }
-    let final_edges =
-        live.into_iter().flat_map(|(e, n)| std::iter::repeat_n(e, n.max(0) as usize)).collect::<Vec<_>>();
+    let final_edges = live.into_iter().flat_map(|(e, n)| std::iter::repeat_n(e, n.max(0) as usize)).collect::<Vec<_>>();
     Ok(StreamFiles {
         graph,
         updates,

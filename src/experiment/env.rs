@@ -61,7 +61,8 @@ impl Environment {
             .map(|kb| kb * 1024)
             .unwrap_or(0);
         let git_rev = output("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
-        let git_dirty = output("git", &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+        let git_dirty =
+            output("git", &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
         Environment {
             git_rev,
             git_dirty,

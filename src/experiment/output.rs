@@ -5,9 +5,9 @@
 //! * `summary.csv` — one row per configuration and metric: n, median, bootstrap 95% CI, CV,
 //!   outlier repetitions;
 //! * `figures.json` — the exact points of every figure;
-//! * `scaling.svg` (throughput vs workers, with the ideal-linear line from the fewest workers),
-//!   `batch.svg` (throughput vs batch size), `latency_ccdf.svg` (epoch latency CCDF), all on log
-//!   axes;
+//! * per dataset and algorithm, `scaling-D-A.svg` (throughput vs workers, with the ideal-linear
+//!   line from the fewest workers), `batch-D-A.svg` (throughput vs batch size) and
+//!   `latency_ccdf-D-A.svg` (epoch latency CCDF), all on log axes;
 //! * `report.md` — environment, non-default settings, datasets, the summary table, failures and
 //!   the figures.
 
@@ -27,8 +27,11 @@ use super::ExperimentError;
 /// The seed of every bootstrap in the report (the figures are reproducible).
 pub const BOOTSTRAP_SEED: u64 = 1;
 
-/// The metrics summarised per configuration: name, unit, value of a record.
-pub fn metrics() -> Vec<(&'static str, fn(&Record) -> Option<f64>)> {
+/// A metric's value in a record.
+pub type Getter = fn(&Record) -> Option<f64>;
+
+/// The metrics summarised per configuration: name and value of a record.
+pub fn metrics() -> Vec<(&'static str, Getter)> {
     fn m(r: &Record) -> Option<&super::record::Metrics> {
         r.metrics.as_ref()
     }
@@ -77,56 +80,121 @@ pub fn summaries(records: &[Record]) -> BTreeMap<String, BTreeMap<&'static str, 
 pub struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
+    /// The configuration each point comes from (for a CCDF, the one configuration).
+    pub configs: Vec<String>,
     /// Drawn thin and grey (the ideal-linear lines).
     pub reference: bool,
 }
 
-/// The data of the figures.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Figures {
-    pub scaling: Vec<Series>,
-    pub batch: Vec<Series>,
-    pub latency_ccdf: Vec<Series>,
+/// One figure: a kind of plot for one dataset and algorithm.
+#[derive(Clone, Debug, Serialize)]
+pub struct Panel {
+    /// `scaling`, `batch` or `latency_ccdf`.
+    pub kind: &'static str,
+    pub dataset: String,
+    pub algorithm: String,
+    /// The SVG file, beside the report.
+    pub file: String,
+    pub series: Vec<Series>,
 }
 
+impl Panel {
+    fn title(&self) -> String {
+        let what = match self.kind {
+            "scaling" => "updates/s vs workers (median; grey: ideal linear)",
+            "batch" => "updates/s vs batch size (median)",
+            _ => "epoch latency CCDF (all repetitions)",
+        };
+        format!("{} {}: {}", self.dataset, self.algorithm, what)
+    }
+
+    fn axes(&self) -> (&'static str, &'static str) {
+        match self.kind {
+            "scaling" => ("workers", "updates/s"),
+            "batch" => ("updates per epoch", "updates/s"),
+            _ => ("epoch latency ms", "P(latency >= x)"),
+        }
+    }
+}
+
+/// Line label -> x -> (median updates/s, configuration).
+type Lines = BTreeMap<String, BTreeMap<usize, (f64, String)>>;
+
 /// The figures' points: medians of updates/s over workers and over batch sizes, and the CCDF of
-/// the pooled epoch latencies of each configuration.
-pub fn figures(records: &[Record]) -> Figures {
-    let groups = groups(records);
-    let median_tp = |rs: &[&Record]| {
-        super::stats::median(&rs.iter().filter_map(|r| r.metrics.as_ref().map(|m| m.updates_per_sec)).collect::<Vec<_>>())
-    };
-    // (line label, x) -> median throughput.
-    let mut by_workers: BTreeMap<String, BTreeMap<usize, f64>> = BTreeMap::new();
-    let mut by_batch: BTreeMap<String, BTreeMap<usize, f64>> = BTreeMap::new();
-    let mut ccdf = Vec::new();
-    for rs in groups.values() {
+/// the pooled epoch latencies of each configuration; one panel per kind, dataset and algorithm
+/// (the lines of a panel: stream kind, system and the other parameter).
+pub fn figures(records: &[Record]) -> Vec<Panel> {
+    let mut by_workers: BTreeMap<(String, String), Lines> = BTreeMap::new();
+    let mut by_batch: BTreeMap<(String, String), Lines> = BTreeMap::new();
+    let mut ccdf: BTreeMap<(String, String), Vec<Series>> = BTreeMap::new();
+    for rs in groups(records).values() {
         let c = &rs[0].cell;
-        let tp = median_tp(rs);
-        let base = format!("{} {} {} {}", c.dataset, c.stream, c.algorithm, c.system);
-        by_workers.entry(format!("{base} b{}", c.batch)).or_default().insert(c.workers, tp);
-        by_batch.entry(format!("{base} w{}", c.workers)).or_default().insert(c.batch, tp);
+        let tp: Vec<f64> = rs.iter().filter_map(|r| r.metrics.as_ref().map(|m| m.updates_per_sec)).collect();
+        let tp = super::stats::median(&tp);
+        let panel = (c.dataset.clone(), c.algorithm.clone());
+        let config = c.config();
+        let line = format!("{} {} b{}", c.stream, c.system, c.batch);
+        by_workers.entry(panel.clone()).or_default().entry(line).or_default().insert(c.workers, (tp, config.clone()));
+        let line = format!("{} {} w{}", c.stream, c.system, c.workers);
+        by_batch.entry(panel.clone()).or_default().entry(line).or_default().insert(c.batch, (tp, config.clone()));
         let mut lat: Vec<f64> =
             rs.iter().flat_map(|r| r.metrics.iter().flat_map(|m| m.latencies_ms.iter().copied())).collect();
         lat.sort_by(f64::total_cmp);
         let n = lat.len();
         if n > 0 {
             let points = lat.iter().enumerate().map(|(i, &x)| (x.max(1e-3), (n - i) as f64 / n as f64)).collect();
-            ccdf.push(Series { label: c.config(), points, reference: false });
+            let label = format!("{} {} w{} b{}", c.stream, c.system, c.workers, c.batch);
+            ccdf.entry(panel).or_default().push(Series { label, points, configs: vec![config], reference: false });
         }
     }
-    let mut f = Figures { latency_ccdf: ccdf, ..Figures::default() };
-    for (label, pts) in by_workers.into_iter().filter(|(_, p)| p.len() > 1) {
-        let points: Vec<(f64, f64)> = pts.iter().map(|(&w, &y)| (w as f64, y)).collect();
-        let (w0, y0) = points[0];
-        let ideal = points.iter().map(|&(w, _)| (w, y0 * w / w0)).collect();
-        f.scaling.push(Series { label: format!("{label} ideal"), points: ideal, reference: true });
-        f.scaling.push(Series { label, points, reference: false });
+    let mut out = line_panels("scaling", by_workers, true);
+    out.extend(line_panels("batch", by_batch, false));
+    for (key, series) in ccdf {
+        let file = file_name("latency_ccdf", &key);
+        let (dataset, algorithm) = key;
+        out.push(Panel { kind: "latency_ccdf", dataset, algorithm, file, series });
     }
-    for (label, pts) in by_batch.into_iter().filter(|(_, p)| p.len() > 1) {
-        f.batch.push(Series { label, points: pts.iter().map(|(&b, &y)| (b as f64, y)).collect(), reference: false });
+    out
+}
+
+fn file_name(kind: &str, (d, a): &(String, String)) -> String {
+    let clean =
+        |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect::<String>();
+    format!("{kind}-{}-{}.svg", clean(d), clean(a))
+}
+
+/// Panels of lines with more than one point; with `ideal`, each line's ideal-linear scaling
+/// from its first point.
+fn line_panels(kind: &'static str, all: BTreeMap<(String, String), Lines>, ideal: bool) -> Vec<Panel> {
+    let mut panels = Vec::new();
+    for (key, lines) in all {
+        let mut series = Vec::new();
+        for (label, pts) in lines.into_iter().filter(|(_, p)| p.len() > 1) {
+            let points: Vec<(f64, f64)> = pts.iter().map(|(&x, &(y, _))| (x as f64, y)).collect();
+            let configs = pts.into_values().map(|(_, c)| c).collect();
+            if ideal {
+                let (x0, y0) = points[0];
+                let line = points.iter().map(|&(x, _)| (x, y0 * x / x0)).collect();
+                series.push(Series { label: format!("{label} ideal"), points: line, configs: vec![], reference: true });
+            }
+            series.push(Series { label, points, configs, reference: false });
+        }
+        if !series.is_empty() {
+            let file = file_name(kind, &key);
+            let (dataset, algorithm) = key;
+            panels.push(Panel { kind, dataset, algorithm, file, series });
+        }
     }
-    f
+    panels
+}
+
+/// A tick label: up to three decimals, trailing zeros dropped; large values in e-notation.
+fn tick(v: f64) -> String {
+    if v >= 1e5 {
+        return format!("{v:.1e}");
+    }
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ExperimentError> {
@@ -143,7 +211,9 @@ fn csv_field(s: &str) -> String {
 
 /// `results.csv`: one row per record and metric.
 pub fn tidy_csv(records: &[Record]) -> String {
-    let mut out = String::from("key,experiment,dataset,stream,algorithm,system,workers,batch,repetition,seed,status,metric,value\n");
+    let mut out = String::from(
+        "key,experiment,dataset,stream,algorithm,system,workers,batch,repetition,seed,status,metric,value\n",
+    );
     for r in records {
         let c = &r.cell;
         let head = format!(
@@ -193,7 +263,9 @@ pub fn summary_csv(s: &BTreeMap<String, BTreeMap<&'static str, Summary>>) -> Str
 }
 
 /// Draws `series` on log-log axes into an SVG file.
-pub fn draw(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Series]) -> Result<(), ExperimentError> {
+pub fn draw(path: &Path, panel: &Panel) -> Result<(), ExperimentError> {
+    let (title, series) = (panel.title(), &panel.series);
+    let (x_desc, y_desc) = panel.axes();
     crate::bench::plot::register_font().map_err(|e| ExperimentError::Io(e.to_string()))?;
     let err = |e: DrawingAreaErrorKind<std::io::Error>| ExperimentError::Io(format!("{}: {e:?}", path.display()));
     let pts = series.iter().flat_map(|s| s.points.iter());
@@ -207,7 +279,7 @@ pub fn draw(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Seri
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
+        .caption(title, ("sans-serif", 18))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(80)
@@ -217,8 +289,8 @@ pub fn draw(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Seri
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
-        .x_label_formatter(&|x| format!("{x:.3}"))
-        .y_label_formatter(&|y| format!("{y:.2e}"))
+        .x_label_formatter(&|x| tick(*x))
+        .y_label_formatter(&|y| tick(*y))
         .draw()
         .map_err(err)?;
     let mut colour = 0;
@@ -239,7 +311,11 @@ pub fn draw(path: &Path, title: &str, x_desc: &str, y_desc: &str, series: &[Seri
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(if panel.kind == "latency_ccdf" {
+            SeriesLabelPosition::LowerLeft
+        } else {
+            SeriesLabelPosition::LowerRight
+        })
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
@@ -257,21 +333,12 @@ pub fn report(exp: Option<&Experiment>, all: &[Record], out: &Path) -> Result<st
     write(&out.join("summary.csv"), &summary_csv(&s))?;
     let json = serde_json::to_string_pretty(&f).map_err(|e| ExperimentError::Io(e.to_string()))?;
     write(&out.join("figures.json"), &json)?;
-    let mut plots = Vec::new();
-    if !f.scaling.is_empty() {
-        draw(&out.join("scaling.svg"), "throughput vs workers (median; grey: ideal linear)", "workers", "updates/s", &f.scaling)?;
-        plots.push(("throughput vs workers", "scaling.svg"));
-    }
-    if !f.batch.is_empty() {
-        draw(&out.join("batch.svg"), "throughput vs batch size (median)", "updates per epoch", "updates/s", &f.batch)?;
-        plots.push(("throughput vs batch size", "batch.svg"));
-    }
-    if !f.latency_ccdf.is_empty() {
-        draw(&out.join("latency_ccdf.svg"), "epoch latency CCDF (all repetitions)", "latency ms", "P(latency >= x)", &f.latency_ccdf)?;
-        plots.push(("epoch latency CCDF", "latency_ccdf.svg"));
+    for panel in &f {
+        draw(&out.join(&panel.file), panel)?;
     }
 
-    let name = exp.map(|e| e.name.clone()).or_else(|| records.first().map(|r| r.experiment.clone())).unwrap_or_default();
+    let name =
+        exp.map(|e| e.name.clone()).or_else(|| records.first().map(|r| r.experiment.clone())).unwrap_or_default();
     let mut md = format!("# Experiment `{name}`\n\n");
     let failed = records.iter().filter(|r| r.status != Status::Ok).count();
     let _ = writeln!(
@@ -347,8 +414,8 @@ pub fn report(exp: Option<&Experiment>, all: &[Record], out: &Path) -> Result<st
         }
     }
     md.push_str("\n## Figures\n\n");
-    for (caption, file) in plots {
-        let _ = writeln!(md, "![{caption}]({file})\n");
+    for panel in &f {
+        let _ = writeln!(md, "![{}]({})\n", panel.title(), panel.file);
     }
     let path = out.join("report.md");
     write(&path, &md)?;

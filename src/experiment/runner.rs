@@ -67,7 +67,9 @@ pub fn load_records(path: &Path) -> Result<Vec<Record>, ExperimentError> {
         match serde_json::from_str::<Record>(line) {
             Ok(r) => out.push(r),
             Err(_) if i + 1 == lines.len() && !line.ends_with('\n') => break,
-            Err(e) => return Err(ExperimentError::Input(format!("{}:{}: not a result record: {}", path.display(), i + 1, e))),
+            Err(e) => {
+                return Err(ExperimentError::Input(format!("{}:{}: not a result record: {}", path.display(), i + 1, e)))
+            }
         }
     }
     Ok(out)
@@ -119,7 +121,8 @@ pub fn run(exp: &Experiment, options: &RunOptions) -> Result<RunCounts, Experime
     }
     let latest_status: BTreeMap<String, Status> = latest(&existing).into_iter().map(|r| (r.key, r.status)).collect();
     let env = Environment::capture();
-    let exe = std::env::current_exe().map_err(|e| ExperimentError::Io(format!("cannot find the ripples binary: {e}")))?;
+    let exe =
+        std::env::current_exe().map_err(|e| ExperimentError::Io(format!("cannot find the ripples binary: {e}")))?;
 
     let mut prepared: BTreeMap<String, Prepared> = BTreeMap::new();
     for d in &exp.datasets {
@@ -170,8 +173,10 @@ pub fn run(exp: &Experiment, options: &RunOptions) -> Result<RunCounts, Experime
         }
         let files = &streams[&sk];
         let rk = (cell.dataset.clone(), cell.stream.clone(), cell.seed, cell.algorithm.clone());
-        let reference =
-            references.entry(rk).or_insert_with(|| data::reference(&cell.algorithm, &files.final_edges, exp.source)).clone();
+        let reference = references
+            .entry(rk)
+            .or_insert_with(|| data::reference(&cell.algorithm, &files.final_edges, exp.source))
+            .clone();
         let rec = run_cell(exp, &cell, key, files, reference.as_deref(), &exe, out, &data.info, &env)?;
         if rec.status != Status::Ok {
             counts.failed += 1;
@@ -182,7 +187,8 @@ pub fn run(exp: &Experiment, options: &RunOptions) -> Result<RunCounts, Experime
                 rec.failure.clone().unwrap_or_default()
             ));
         }
-        let line = serde_json::to_string(&rec).map_err(|e| ExperimentError::Io(format!("cannot encode a record: {e}")))?;
+        let line =
+            serde_json::to_string(&rec).map_err(|e| ExperimentError::Io(format!("cannot encode a record: {e}")))?;
         writeln!(file, "{line}")
             .and_then(|_| file.sync_data())
             .map_err(|e| ExperimentError::Io(format!("cannot write {}: {}", results.display(), e)))?;
@@ -307,7 +313,8 @@ fn run_cell(
 ) -> Result<Record, ExperimentError> {
     let dir = out.join("cells").join(&key);
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| ExperimentError::Io(format!("cannot create {}: {}", dir.display(), e)))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| ExperimentError::Io(format!("cannot create {}: {}", dir.display(), e)))?;
     let (output, stats, log) = (dir.join("output.txt"), dir.join("stats.jsonl"), dir.join("log.txt"));
     let argv = command(exp, cell, exe, files, &output, &stats);
     let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);

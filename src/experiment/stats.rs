@@ -137,7 +137,10 @@ mod tests {
         assert_eq!(median(&y), 5.0);
         assert_eq!(outliers(&y), vec![6]);
         assert!((modified_z(&y)[6] - 0.6745 * 95.0 / 1.0).abs() < 1e-9);
-        assert!(outliers(&x).is_empty());
+        // x: median 4.5, MAD 0.5; z(9) = 0.6745 * 4.5 / 0.5 = 6.07 (flagged), z(2) = z(7) = -+3.37 (not).
+        assert_eq!(outliers(&x), vec![7]);
+        assert!((modified_z(&x)[0] + 3.3725).abs() < 1e-9);
+        assert!(outliers(&[1.0, 2.0, 3.0, 4.0, 5.0]).is_empty());
         assert_eq!(quantile_sorted(&[1.0, 2.0, 3.0, 4.0], 0.5), 2.5);
     }
 

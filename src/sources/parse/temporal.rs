@@ -139,9 +139,10 @@ fn split(line: &str, delimiter: Option<char>) -> Vec<&str> {
 
 fn csv_positions(spec: &CsvSpec, names: &[String]) -> Result<(usize, usize, usize, usize), String> {
     let find = |want: &str, what: &str| {
-        names.iter().position(|n| n == want).ok_or_else(|| {
-            format!("no {what} column named {want:?} (the columns are: {})", names.join(", "))
-        })
+        names
+            .iter()
+            .position(|n| n == want)
+            .ok_or_else(|| format!("no {what} column named {want:?} (the columns are: {})", names.join(", ")))
     };
     Ok((find(&spec.src, "source")?, find(&spec.dst, "target")?, find(&spec.time, "time")?, names.len()))
 }
