@@ -194,32 +194,42 @@ fn resume_after_a_kill() {
     assert!(read(&path).starts_with(&complete), "records written before the kill are kept");
 }
 
-/// compare: a result file against itself changes nothing; against a copy twice as fast, the
-/// throughput is flagged better.
+/// Records with their throughput set to `f(repetition)`.
+fn with_throughput(recs: &[Value], f: impl Fn(u64) -> f64) -> String {
+    recs.iter()
+        .map(|r| {
+            let mut r = r.clone();
+            r["metrics"]["updates_per_sec"] = Value::from(f(r["cell"]["repetition"].as_u64().unwrap()));
+            format!("{}\n", r)
+        })
+        .collect()
+}
+
+/// compare: a result file against itself changes nothing; a throughput twice as high is flagged
+/// better, one 2% higher is within the noise threshold.
 #[test]
 fn compare_flags_only_real_changes() {
     let files = Files::new();
     let toml = experiment("repetitions = 3", "");
     assert!(run(&files, &toml, &[]).status.success());
-    let a = files.path("out/results.jsonl");
-    let same = bin().args(["experiment", "compare", &s(&a), &s(&a)]).output().unwrap();
-    let text = String::from_utf8_lossy(&same.stdout);
-    assert!(same.status.success());
-    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("tiny/")).collect();
-    assert_eq!(rows.len(), 2, "{text}");
-    assert!(rows.iter().all(|r| r.ends_with(" ~") && r.contains(" 1.000 ")), "{text}");
-
-    let faster: String = records(&a)
-        .into_iter()
-        .map(|mut r| {
-            let tp = r["metrics"]["updates_per_sec"].as_f64().unwrap();
-            r["metrics"]["updates_per_sec"] = Value::from(tp * 2.0);
-            format!("{}\n", r)
-        })
-        .collect();
-    let b = files.write("b.jsonl", &faster);
-    let cmp = bin().args(["experiment", "compare", &s(&a), &s(&b)]).output().unwrap();
-    let text = String::from_utf8_lossy(&cmp.stdout);
-    let row = text.lines().find(|l| l.contains("updates_per_sec")).unwrap();
+    let recs = records(&files.path("out/results.jsonl"));
+    // Repetitions at 99, 100, 101 (x scale): a known, small noise.
+    let noisy = |scale: f64| move |rep: u64| scale * (99.0 + rep as f64);
+    let a = files.write("a.jsonl", &with_throughput(&recs, noisy(1.0)));
+    let compare = |b: &std::path::Path| {
+        let o = bin().args(["experiment", "compare", &s(&a), &s(b)]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        let row = text.lines().find(|l| l.contains("updates_per_sec")).unwrap_or_else(|| panic!("{text}")).to_string();
+        (row, text)
+    };
+    let (row, text) = compare(&a);
+    assert!(row.contains(" 1.000 ") && row.ends_with(" ~"), "{text}");
+    assert!(text.lines().any(|l| l.contains("p99_ms") && l.ends_with(" ~")), "{text}");
+    let (row, text) = compare(&files.write("b.jsonl", &with_throughput(&recs, noisy(2.0))));
     assert!(row.contains(" 2.000 ") && row.ends_with(" better"), "{text}");
+    let (row, text) = compare(&files.write("c.jsonl", &with_throughput(&recs, noisy(0.5))));
+    assert!(row.contains(" 0.500 ") && row.ends_with(" worse"), "{text}");
+    let (row, text) = compare(&files.write("d.jsonl", &with_throughput(&recs, noisy(1.02))));
+    assert!(row.contains(" 1.020 ") && row.ends_with(" ~"), "2% is within the 5% threshold: {text}");
 }
