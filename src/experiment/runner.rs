@@ -155,11 +155,14 @@ pub fn run(exp: &Experiment, options: &RunOptions) -> Result<RunCounts, Experime
         );
         bar
     };
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&results)
-        .map_err(|e| ExperimentError::Io(format!("cannot open {}: {}", results.display(), e)))?;
+    let cannot = |e: std::io::Error| ExperimentError::Io(format!("cannot write {}: {}", results.display(), e));
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&results).map_err(cannot)?;
+    // A last line cut short by a kill is dropped before anything is appended after it.
+    let text = std::fs::read(&results).map_err(cannot)?;
+    if text.last().is_some_and(|&b| b != b'\n') {
+        let keep = text.iter().rposition(|&b| b == b'\n').map(|i| i + 1).unwrap_or(0);
+        file.set_len(keep as u64).map_err(cannot)?;
+    }
     let mut streams: BTreeMap<(String, String, u64), StreamFiles> = BTreeMap::new();
     let mut references: BTreeMap<(String, String, u64, String), Option<String>> = BTreeMap::new();
     let n = todo.len();
