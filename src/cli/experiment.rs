@@ -187,13 +187,7 @@ fn convert(args: ConvertArgs) -> Result<(), RunError> {
         "snap" => temporal::TemporalFormat::Snap,
         "konect" => temporal::TemporalFormat::Konect,
         "csv" => {
-            let delimiter = match args.delimiter.as_deref() {
-                None => Some(','),
-                Some("tab") => Some('\t'),
-                Some("whitespace") => None,
-                Some(d) if d.chars().count() == 1 => d.chars().next(),
-                Some(d) => return Err(RunError::Input(format!("--delimiter {d:?} is not one character"))),
-            };
+            let delimiter = temporal::delimiter(args.delimiter.as_deref()).map_err(RunError::Input)?;
             temporal::TemporalFormat::Csv(temporal::CsvSpec {
                 columns: args.columns.clone(),
                 delimiter,

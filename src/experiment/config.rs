@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::ExperimentError;
-use crate::sources::parse::temporal::{CsvSpec, TemporalFormat, TimeFormat};
+use crate::sources::parse::temporal::{self, CsvSpec, TemporalFormat, TimeFormat};
 
 /// The stream kinds a cell can use.
 pub const STREAMS: &[&str] = &["insert", "insert-random", "timestamp", "bulk", "churn", "window"];
@@ -451,18 +451,7 @@ fn temporal_format(d: &DatasetSpec) -> Result<TemporalFormat, (&'static str, Str
         Some("snap") => Ok(TemporalFormat::Snap),
         Some("konect") => Ok(TemporalFormat::Konect),
         Some("csv") => {
-            let delimiter = match d.delimiter.as_deref() {
-                None | Some(",") => Some(','),
-                Some("\t") | Some("tab") => Some('\t'),
-                Some(" ") | Some("whitespace") => None,
-                Some(other) => {
-                    let mut c = other.chars();
-                    match (c.next(), c.next()) {
-                        (Some(ch), None) => Some(ch),
-                        _ => return Err(("delimiter", format!("delimiter {other:?} is not one character"))),
-                    }
-                }
-            };
+            let delimiter = temporal::delimiter(d.delimiter.as_deref()).map_err(|p| ("delimiter", p))?;
             let time_format =
                 TimeFormat::parse(d.time_format.as_deref().unwrap_or("unix")).map_err(|p| ("time_format", p))?;
             let column = |v: &Option<String>, default: &str| v.clone().unwrap_or_else(|| default.to_string());

@@ -70,6 +70,18 @@ pub struct CsvSpec {
     pub time_format: TimeFormat,
 }
 
+/// A field separator as written: one character, `tab`, or `whitespace` or a space (any run of
+/// spaces and tabs: `None`); absent means `,`.
+pub fn delimiter(text: Option<&str>) -> Result<Option<char>, String> {
+    match text {
+        None => Ok(Some(',')),
+        Some("tab") => Ok(Some('\t')),
+        Some("whitespace") | Some(" ") => Ok(None),
+        Some(d) if d.chars().count() == 1 => Ok(d.chars().next()),
+        Some(d) => Err(format!("delimiter {d:?} is not one character, `tab` or `whitespace`")),
+    }
+}
+
 /// A temporal edge-list format.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TemporalFormat {
