@@ -54,6 +54,13 @@ for panel in figures:
     for series in panel["series"]:
         if series["reference"]:
             continue
+        if panel["kind"] in ("rss", "latency_run"):
+            (k,) = series["configs"]
+            first = min(groups[k], key=lambda r: r["cell"]["repetition"])["metrics"]
+            want = [b / 1048576 for b in first["rss_bytes"]] if panel["kind"] == "rss" else first["latencies_ms"]
+            got = [y for _, y in series["points"]]
+            assert len(got) == len(want) and all(abs(a - max(b, 1e-3)) <= 1e-9 * max(b, 1) for a, b in zip(got, want)), k
+            continue
         if panel["kind"] == "latency_ccdf":
             (k,) = series["configs"]
             n = sum(len(r["metrics"]["latencies_ms"]) for r in groups[k])
@@ -67,7 +74,7 @@ for panel in figures:
                 scaled.add(k)
 assert scaled == set(median), set(median) - scaled
 kinds = collections.Counter(p["kind"] for p in figures)
-assert kinds["scaling"] and kinds["batch"] and kinds["latency_ccdf"], kinds
+assert all(kinds[k] for k in ("scaling", "batch", "latency_ccdf", "rss", "latency_run")), kinds
 
 rows = {}
 for line in open(os.path.join(out, "report.md")):

@@ -7,7 +7,9 @@
 //! * `figures.json` — the exact points of every figure;
 //! * per dataset and algorithm, `scaling-D-A.svg` (throughput vs workers, with the ideal-linear
 //!   line from the fewest workers), `batch-D-A.svg` (throughput vs batch size) and
-//!   `latency_ccdf-D-A.svg` (epoch latency CCDF), all on log axes;
+//!   `latency_ccdf-D-A.svg` (epoch latency CCDF), `rss-D-A.svg` and `latency_run-D-A.svg`
+//!   (RSS after every epoch and every measured epoch's latency, over the run of repetition 0),
+//!   all on log axes;
 //! * `report.md` — environment, non-default settings, datasets, the summary table, failures and
 //!   the figures.
 
@@ -103,6 +105,8 @@ impl Panel {
         let what = match self.kind {
             "scaling" => "updates/s vs workers (median; grey: ideal linear)",
             "batch" => "updates/s vs batch size (median)",
+            "rss" => "resident memory over the run (repetition 0)",
+            "latency_run" => "epoch latency over the run (repetition 0)",
             _ => "epoch latency CCDF (all repetitions)",
         };
         format!("{} {}: {}", self.dataset, self.algorithm, what)
@@ -112,6 +116,8 @@ impl Panel {
         match self.kind {
             "scaling" => ("workers", "updates/s"),
             "batch" => ("updates per epoch", "updates/s"),
+            "rss" => ("epoch + 1", "RSS MiB"),
+            "latency_run" => ("measured epoch", "latency ms"),
             _ => ("epoch latency ms", "P(latency >= x)"),
         }
     }
@@ -127,6 +133,9 @@ pub fn figures(records: &[Record]) -> Vec<Panel> {
     let mut by_workers: BTreeMap<(String, String), Lines> = BTreeMap::new();
     let mut by_batch: BTreeMap<(String, String), Lines> = BTreeMap::new();
     let mut ccdf: BTreeMap<(String, String), Vec<Series>> = BTreeMap::new();
+    // Over the run: the first repetition's RSS after every epoch and latency of every measured one.
+    let mut rss: BTreeMap<(String, String), Vec<Series>> = BTreeMap::new();
+    let mut over_run: BTreeMap<(String, String), Vec<Series>> = BTreeMap::new();
     for rs in groups(records).values() {
         let c = &rs[0].cell;
         let tp: Vec<f64> = rs.iter().filter_map(|r| r.metrics.as_ref().map(|m| m.updates_per_sec)).collect();
@@ -144,15 +153,36 @@ pub fn figures(records: &[Record]) -> Vec<Panel> {
         if n > 0 {
             let points = lat.iter().enumerate().map(|(i, &x)| (x.max(1e-3), (n - i) as f64 / n as f64)).collect();
             let label = format!("{} {} w{} b{}", c.stream, c.system, c.workers, c.batch);
-            ccdf.entry(panel).or_default().push(Series { label, points, configs: vec![config], reference: false });
+            ccdf.entry(panel.clone()).or_default().push(Series {
+                label,
+                points,
+                configs: vec![config.clone()],
+                reference: false,
+            });
+        }
+        if let Some(m) = rs[0].metrics.as_ref() {
+            let label = format!("{} {} w{} b{}", c.stream, c.system, c.workers, c.batch);
+            let series = |points: Vec<(f64, f64)>| Series {
+                label: label.clone(),
+                points,
+                configs: vec![config.clone()],
+                reference: false,
+            };
+            let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+            let points = m.rss_bytes.iter().enumerate().map(|(i, &b)| ((i + 1) as f64, mib(b))).collect();
+            rss.entry(panel.clone()).or_default().push(series(points));
+            let points = m.latencies_ms.iter().enumerate().map(|(i, &l)| ((i + 1) as f64, l.max(1e-3))).collect();
+            over_run.entry(panel).or_default().push(series(points));
         }
     }
     let mut out = line_panels("scaling", by_workers, true);
     out.extend(line_panels("batch", by_batch, false));
-    for (key, series) in ccdf {
-        let file = file_name("latency_ccdf", &key);
-        let (dataset, algorithm) = key;
-        out.push(Panel { kind: "latency_ccdf", dataset, algorithm, file, series });
+    for (kind, panels) in [("latency_ccdf", ccdf), ("rss", rss), ("latency_run", over_run)] {
+        for (key, series) in panels {
+            let file = file_name(kind, &key);
+            let (dataset, algorithm) = key;
+            out.push(Panel { kind, dataset, algorithm, file, series });
+        }
     }
     out
 }
@@ -276,6 +306,16 @@ pub fn draw(path: &Path, panel: &Panel) -> Result<(), ExperimentError> {
     if x0 > x1 {
         (x0, x1, y0, y1) = (1.0, 10.0, 1.0, 10.0);
     }
+    // A log axis gets tick labels when it spans a factor of 10 at least.
+    let widen = |lo: f64, hi: f64| {
+        if hi / lo >= 10.0 {
+            (lo, hi)
+        } else {
+            let mid = (lo * hi).sqrt();
+            (mid / 10f64.sqrt(), mid * 10f64.sqrt())
+        }
+    };
+    let ((x0, x1), (y0, y1)) = (widen(x0, x1), widen(y0, y1));
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
