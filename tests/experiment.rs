@@ -43,6 +43,7 @@ fn malformed_files_name_file_line_and_key() {
         ("algorithms = [\"wcc\"]\n\n[[datasets]]\nname = \"a\"\nkind = \"graph500\"\n", ":3: datasets.kind:", "unknown dataset kind"),
         ("algorithms = [\"wcc\"]\n[[datasets]]\nname = \"a\"\nkind = \"file\"\npath = \"missing.e\"\n", ":2: datasets.path:", "is not a file"),
         ("algorithms = [\"wcc\"]\nstreams = [\"insert\", \"sideways\"]\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":2: streams:", "unknown \"sideways\""),
+        ("algorithms = [\"wcc\"]\nstreams = [\"event-tumbling\"]\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":2: streams:", "`event-tumbling` needs a temporal dataset"),
         ("algorithms = [\"wcc\"]\n[stream]\nwindow = 5\nspeed = 2\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":4: speed:", "unknown field `speed`"),
     ];
     for (toml, at, problem) in cases {
@@ -237,4 +238,44 @@ fn compare_flags_only_real_changes() {
     assert!(row.contains(" 0.500 ") && row.ends_with(" worse"), "{text}");
     let (row, text) = compare(&files.write("d.jsonl", &with_throughput(&recs, noisy(1.02))));
     assert!(row.contains(" 1.020 ") && row.ends_with(" ~"), "2% is within the 5% threshold: {text}");
+}
+
+/// Event-time windows over the vendored temporal data: `ripples run --window` / `--tumbling`
+/// agrees with the oracle over the last window's edges.
+#[test]
+fn event_time_windows_over_real_data() {
+    let files = Files::new();
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/temporal/hospital_ward.tsv");
+    let toml = format!(
+        r#"repetitions = 1
+algorithms = ["wcc", "degree"]
+batch_sizes = [5000]
+streams = ["event-sliding", "event-tumbling", "timestamp"]
+
+[stream]
+span = 3600
+
+[[datasets]]
+name = "hospital"
+kind = "temporal"
+path = "{data}"
+format = "csv"
+delimiter = "tab"
+columns = ["t", "i", "j", "si", "sj"]
+src_column = "i"
+dst_column = "j"
+time_column = "t"
+"#
+    );
+    let out = run(&files, &toml, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = records(&files.path("out/results.jsonl"));
+    assert_eq!(recs.len(), 6);
+    for r in &recs {
+        assert_eq!((r["status"].as_str(), r["agrees"].as_bool()), (Some("ok"), Some(true)), "{r}");
+        assert_eq!(r["dataset"]["edges"], 32_424);
+        assert!(r["command"].as_array().unwrap().len() > 5);
+    }
+    let windowed = recs.iter().filter(|r| r["command"].as_array().unwrap().iter().any(|a| a == "--tumbling")).count();
+    assert_eq!(windowed, 2);
 }

@@ -14,7 +14,11 @@ use super::ExperimentError;
 use crate::sources::parse::temporal::{self, CsvSpec, TemporalFormat, TimeFormat};
 
 /// The stream kinds a cell can use.
-pub const STREAMS: &[&str] = &["insert", "insert-random", "timestamp", "bulk", "churn", "window"];
+pub const STREAMS: &[&str] =
+    &["insert", "insert-random", "timestamp", "bulk", "churn", "window", "event-sliding", "event-tumbling"];
+
+/// The stream kinds that need event times (temporal datasets only).
+pub const TIMED: &[&str] = &["timestamp", "event-sliding", "event-tumbling"];
 
 /// The algorithms an experiment can run (those `ripples run` knows that need no source vertex,
 /// plus `bfs`/`sssp` with `source`).
@@ -62,11 +66,14 @@ pub struct StreamParams {
     pub delete_fraction: f64,
     /// `window`: edges in the sliding window (each deleted this many insertions after it came).
     pub window: usize,
+    /// `event-sliding` / `event-tumbling`: the event-time window span (seconds, as the
+    /// timestamps).
+    pub span: u64,
 }
 
 impl Default for StreamParams {
     fn default() -> Self {
-        StreamParams { bulk_fraction: 0.5, churn_updates: 10_000, delete_fraction: 0.5, window: 10_000 }
+        StreamParams { bulk_fraction: 0.5, churn_updates: 10_000, delete_fraction: 0.5, window: 10_000, span: 3600 }
     }
 }
 
@@ -274,11 +281,15 @@ impl Experiment {
         let systems = names(&file.systems, "systems", &known_systems, RIPPLES)?;
 
         let p = &file.stream;
-        if !(0.0..=1.0).contains(&p.bulk_fraction) || !(0.0..=1.0).contains(&p.delete_fraction) || p.window == 0 {
+        if !(0.0..=1.0).contains(&p.bulk_fraction)
+            || !(0.0..=1.0).contains(&p.delete_fraction)
+            || p.window == 0
+            || p.span == 0
+        {
             return Err(err(
                 text.find("[stream]").unwrap_or(0),
                 "stream",
-                "bulk_fraction and delete_fraction must be in [0, 1], window at least 1".into(),
+                "bulk_fraction and delete_fraction must be in [0, 1], window and span at least 1".into(),
             ));
         }
 
@@ -338,9 +349,9 @@ impl Experiment {
             };
             datasets.push(Dataset { name: d.name.clone(), source });
         }
-        if streams.iter().any(|s| s == "timestamp") && formats.is_empty() {
-            let at = file.streams.iter().flatten().find(|s| s.get_ref() == "timestamp").map(|s| s.span().start);
-            return Err(err(at.unwrap_or(0), "streams", "`timestamp` needs a temporal dataset".into()));
+        if let Some(timed) = streams.iter().find(|s| TIMED.contains(&s.as_str())).filter(|_| formats.is_empty()) {
+            let at = file.streams.iter().flatten().find(|s| s.get_ref() == timed).map(|s| s.span().start);
+            return Err(err(at.unwrap_or(0), "streams", format!("`{timed}` needs a temporal dataset")));
         }
 
         if let Some(v) = &file.name {
@@ -377,6 +388,7 @@ impl Experiment {
             ("stream.churn_updates", p.churn_updates as f64, defaults.churn_updates as f64),
             ("stream.delete_fraction", p.delete_fraction, defaults.delete_fraction),
             ("stream.window", p.window as f64, defaults.window as f64),
+            ("stream.span", p.span as f64, defaults.span as f64),
         ] {
             if a != b {
                 note(key, a.to_string());
@@ -407,12 +419,12 @@ impl Experiment {
     }
 
     /// Every cell, in a fixed order (datasets × streams × algorithms × systems × workers ×
-    /// batch sizes × repetitions); `timestamp` streams only over temporal datasets.
+    /// batch sizes × repetitions); streams of event times ([`TIMED`]) only over temporal datasets.
     pub fn cells(&self) -> Vec<Cell> {
         let mut out = Vec::new();
         for d in &self.datasets {
             for s in &self.streams {
-                if s == "timestamp" && !matches!(d.source, DatasetSource::Temporal { .. }) {
+                if TIMED.contains(&s.as_str()) && !matches!(d.source, DatasetSource::Temporal { .. }) {
                     continue;
                 }
                 for a in &self.algorithms {

@@ -19,7 +19,7 @@ use super::ExperimentError;
 use crate::dataflow::{self, Params};
 use crate::sources::parse::{self, temporal};
 use crate::sources::{generate, stream};
-use crate::types::{Node, Update};
+use crate::types::{Node, Time, Update};
 
 /// What every record says about its dataset.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
@@ -34,6 +34,8 @@ pub struct DatasetInfo {
 /// A prepared dataset: its canonical edges (in order) and its facts.
 pub struct Prepared {
     pub edges: Vec<(Node, Node)>,
+    /// Temporal datasets: each edge's event time (non-decreasing; 0 for a line without one).
+    pub times: Option<Vec<Time>>,
     pub info: DatasetInfo,
 }
 
@@ -51,6 +53,7 @@ fn source_error(e: parse::SourceError) -> ExperimentError {
 /// Reads or generates dataset `name` and writes its canonical edge list under `out/data`.
 pub fn prepare(exp: &Experiment, name: &str, out: &Path) -> Result<Prepared, ExperimentError> {
     let d = exp.dataset(name).ok_or_else(|| ExperimentError::Input(format!("unknown dataset {name:?}")))?;
+    let mut times = None;
     let edges: Vec<(Node, Node)> = match &d.source {
         DatasetSource::Rmat { scale, edge_factor, seed } => generate::rmat(*scale, *edge_factor, *seed),
         DatasetSource::Er { vertices, edges, seed } => generate::erdos_renyi(*vertices, *edges, *seed),
@@ -59,8 +62,11 @@ pub fn prepare(exp: &Experiment, name: &str, out: &Path) -> Result<Prepared, Exp
         }
         DatasetSource::Temporal { path, .. } => {
             let format = &exp.formats[name];
-            let timed = temporal::read_temporal(path, format).map_err(source_error)?;
-            temporal::arrival_order(&timed).into_iter().map(|u| (u.src, u.dst)).collect()
+            let mut timed = temporal::read_temporal(path, format).map_err(source_error)?;
+            // Time order (stable), as `arrival_order` sorts.
+            timed.sort_by_key(|e| e.time);
+            times = Some(timed.iter().map(|e| e.time.unwrap_or(0)).collect());
+            timed.iter().map(|e| (e.src, e.dst)).collect()
         }
     };
     let dir = out.join("data");
@@ -77,7 +83,7 @@ pub fn prepare(exp: &Experiment, name: &str, out: &Path) -> Result<Prepared, Exp
         vertices: vertices.len() as u64,
         edges: edges.len() as u64,
     };
-    Ok(Prepared { edges, info })
+    Ok(Prepared { edges, times, info })
 }
 
 /// A stream's files.
@@ -95,7 +101,7 @@ pub struct StreamFiles {
 pub fn cut(exp: &Experiment, kind: &str, edges: &[(Node, Node)], seed: u64) -> (Vec<(Node, Node)>, Vec<Update>) {
     let p = &exp.stream;
     match kind {
-        "insert" | "timestamp" => (Vec::new(), stream::insert_only(edges)),
+        "insert" | "timestamp" | "event-sliding" | "event-tumbling" => (Vec::new(), stream::insert_only(edges)),
         "insert-random" => {
             let mut shuffled = edges.to_vec();
             shuffled.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
@@ -124,6 +130,17 @@ pub fn stream_files(
     let (graph, updates) = (dir.join(format!("{stem}.e")), dir.join(format!("{stem}.u")));
     let (initial, ups) = cut(exp, &cell.stream, &data.edges, cell.seed);
     parse::write_edges(&graph, &initial).map_err(io("cannot write", &graph))?;
+    if let (Some(times), "event-sliding" | "event-tumbling") = (&data.times, cell.stream.as_str()) {
+        // Event times: the edges in time order, each line ending with `@T`; the final graph is the
+        // window at the largest time M (sliding: M - span < T <= M; tumbling: M's window).
+        let timed: Vec<(Update, Time)> = ups.iter().copied().zip(times.iter().copied()).collect();
+        parse::write_timed_updates(&updates, &timed).map_err(io("cannot write", &updates))?;
+        let span = exp.stream.span;
+        let last = times.last().copied().unwrap_or(0);
+        let start = if cell.stream == "event-sliding" { (last + 1).saturating_sub(span) } else { last / span * span };
+        let final_edges = data.edges.iter().zip(times).filter(|(_, &t)| t >= start).map(|(&e, _)| e).collect();
+        return Ok(StreamFiles { graph, updates, initial_edges: 0, updates_count: ups.len() as u64, final_edges });
+    }
     parse::write_updates(&updates, &ups).map_err(io("cannot write", &updates))?;
     let mut live: BTreeMap<(Node, Node), i64> = BTreeMap::new();
     for &e in &initial {

@@ -24,8 +24,18 @@ use super::record::{self, Metrics, Record, Status};
 use super::ExperimentError;
 
 /// The placeholders of a `[commands.NAME]` command line.
-pub const PLACEHOLDERS: &[&str] =
-    &["{ripples}", "{algorithm}", "{graph}", "{updates}", "{batch}", "{workers}", "{output}", "{stats}", "{source}"];
+pub const PLACEHOLDERS: &[&str] = &[
+    "{ripples}",
+    "{algorithm}",
+    "{graph}",
+    "{updates}",
+    "{batch}",
+    "{workers}",
+    "{output}",
+    "{stats}",
+    "{source}",
+    "{span}",
+];
 
 /// Options of `ripples experiment run`.
 #[derive(Clone, Debug)]
@@ -280,6 +290,11 @@ fn command(exp: &Experiment, cell: &Cell, exe: &Path, files: &StreamFiles, outpu
             argv.push(value);
         }
         argv.push("-q".into());
+        match cell.stream.as_str() {
+            "event-sliding" => argv.extend(["--window".to_string(), exp.stream.span.to_string()]),
+            "event-tumbling" => argv.extend(["--tumbling".to_string(), exp.stream.span.to_string()]),
+            _ => {}
+        }
         if let Some(s) = exp.source {
             argv.extend(["--source".to_string(), s.to_string()]);
         }
@@ -295,6 +310,7 @@ fn command(exp: &Experiment, cell: &Cell, exe: &Path, files: &StreamFiles, outpu
         p(output),
         p(stats),
         exp.source.map(|s| s.to_string()).unwrap_or_default(),
+        exp.stream.span.to_string(),
     ];
     exp.commands[&cell.system]
         .iter()
