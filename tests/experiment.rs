@@ -279,3 +279,30 @@ time_column = "t"
     let windowed = recs.iter().filter(|r| r["command"].as_array().unwrap().iter().any(|a| a == "--tumbling")).count();
     assert_eq!(windowed, 2);
 }
+
+/// The systems of `ripples bench` run as `bench:NAME` over the experiment's own streams, only
+/// where they apply, and agree with the reference.
+#[test]
+fn bench_systems_run_where_they_apply() {
+    let files = Files::new();
+    let toml = experiment(
+        "repetitions = 1\nsystems = [\"bench:uf-dense\", \"bench:recompute\"]\nstreams = [\"insert\", \"churn\"]\n[stream]\nchurn_updates = 600",
+        "",
+    );
+    let out = run(&files, &toml, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = records(&files.path("out/results.jsonl"));
+    let mut cells: Vec<(String, String)> = recs
+        .iter()
+        .map(|r| (r["cell"]["stream"].as_str().unwrap().into(), r["cell"]["system"].as_str().unwrap().into()))
+        .collect();
+    cells.sort();
+    // uf-dense is insert-only: no churn cell.
+    let want = [("churn", "bench:recompute"), ("insert", "bench:recompute"), ("insert", "bench:uf-dense")];
+    assert_eq!(cells, want.map(|(a, b)| (a.to_string(), b.to_string())));
+    for r in &recs {
+        assert_eq!((r["status"].as_str(), r["agrees"].as_bool()), (Some("ok"), Some(true)), "{r}");
+        assert!(r["metrics"]["updates_per_sec"].as_f64().unwrap() > 0.0);
+        assert!(r["metrics"]["latency"]["p90_ms"].is_null(), "bench systems do not report p90");
+    }
+}

@@ -39,6 +39,33 @@ pub enum ExperimentCommand {
     /// Convert a temporal edge list (SNAP, KONECT, CSV) to an update file: `+ src dst @T` lines
     /// (event times, for --window/--tumbling) or insertions in time order (arrival order).
     Convert(ConvertArgs),
+    /// One cell of a `bench:` system (started by `ripples experiment run`).
+    #[command(hide = true)]
+    System(SystemArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct SystemArgs {
+    #[arg(long)]
+    pub system: String,
+    #[arg(long)]
+    pub algorithm: String,
+    #[arg(long)]
+    pub stream: String,
+    #[arg(long)]
+    pub graph: PathBuf,
+    #[arg(long)]
+    pub updates: PathBuf,
+    #[arg(long)]
+    pub batch: usize,
+    #[arg(short = 'w', long)]
+    pub workers: usize,
+    #[arg(long)]
+    pub time_limit: f64,
+    #[arg(long)]
+    pub output: PathBuf,
+    #[arg(long)]
+    pub stats: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -123,6 +150,19 @@ pub fn experiment(command: ExperimentCommand) -> Result<(), RunError> {
             Ok(())
         }
         ExperimentCommand::Convert(args) => convert(args),
+        ExperimentCommand::System(a) => experiment::systems::child_main(
+            &a.system,
+            &a.algorithm,
+            &a.stream,
+            &a.graph,
+            &a.updates,
+            a.batch,
+            a.workers,
+            a.time_limit,
+            &a.output,
+            &a.stats,
+        )
+        .map_err(error),
     }
 }
 

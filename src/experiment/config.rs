@@ -276,7 +276,9 @@ impl Experiment {
             }
             commands.insert(name.clone(), spec.get_ref().command.clone());
         }
+        let bench_systems = super::systems::names();
         let mut known_systems = vec![RIPPLES];
+        known_systems.extend(bench_systems.iter().map(String::as_str));
         known_systems.extend(commands.keys().map(String::as_str));
         let systems = names(&file.systems, "systems", &known_systems, RIPPLES)?;
 
@@ -419,7 +421,8 @@ impl Experiment {
     }
 
     /// Every cell, in a fixed order (datasets × streams × algorithms × systems × workers ×
-    /// batch sizes × repetitions); streams of event times ([`TIMED`]) only over temporal datasets.
+    /// batch sizes × repetitions); streams of event times ([`TIMED`]) only over temporal datasets,
+    /// `bench:` systems only where they apply ([`super::systems::applies`]).
     pub fn cells(&self) -> Vec<Cell> {
         let mut out = Vec::new();
         for d in &self.datasets {
@@ -428,7 +431,7 @@ impl Experiment {
                     continue;
                 }
                 for a in &self.algorithms {
-                    for sys in &self.systems {
+                    for sys in self.systems.iter().filter(|sys| super::systems::applies(sys, a, s)) {
                         for &w in &self.workers {
                             for &b in &self.batch_sizes {
                                 for r in 0..self.repetitions {

@@ -8,6 +8,7 @@
 //! * [`runner`] — each cell in a fresh child process with a timeout, shuffled, appended to
 //!   `results.jsonl` keyed by a hash of the cell, the git revision and the dataset checksum
 //!   ([`record`]); `--resume`, `--rerun-failed`;
+//! * [`systems`] — the systems of `ripples bench` as `bench:NAME`;
 //! * [`env`] — the environment every record carries;
 //! * [`stats`] — median, bootstrap CI, coefficient of variation, outlier flags;
 //! * [`output`] — tidy CSV, plots, the Markdown report; [`compare`] — two result files side by
@@ -21,6 +22,7 @@ pub mod output;
 pub mod record;
 pub mod runner;
 pub mod stats;
+pub mod systems;
 
 pub use config::{Cell, Experiment};
 pub use record::{Record, Status};

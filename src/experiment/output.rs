@@ -40,11 +40,11 @@ pub fn metrics() -> Vec<(&'static str, Getter)> {
     vec![
         ("updates_per_sec", |r| m(r).map(|m| m.updates_per_sec)),
         ("p50_ms", |r| m(r).map(|m| m.latency.p50_ms)),
-        ("p90_ms", |r| m(r).map(|m| m.latency.p90_ms)),
+        ("p90_ms", |r| m(r).and_then(|m| m.latency.p90_ms)),
         ("p99_ms", |r| m(r).map(|m| m.latency.p99_ms)),
-        ("p999_ms", |r| m(r).map(|m| m.latency.p999_ms)),
+        ("p999_ms", |r| m(r).and_then(|m| m.latency.p999_ms)),
         ("max_ms", |r| m(r).map(|m| m.latency.max_ms)),
-        ("load_seconds", |r| m(r).map(|m| m.load_seconds)),
+        ("load_seconds", |r| m(r).and_then(|m| m.load_seconds)),
         ("peak_rss_mib", |r| m(r).map(|m| m.peak_rss_bytes as f64 / (1024.0 * 1024.0))),
         ("cpu_seconds", |r| m(r).map(|m| m.cpu_user_seconds + m.cpu_system_seconds)),
         ("wall_seconds", |r| Some(r.wall_seconds)),
@@ -216,6 +216,15 @@ fn line_panels(kind: &'static str, all: BTreeMap<(String, String), Lines>, ideal
         }
     }
     panels
+}
+
+/// A median with three decimals, or `–` where the systems did not measure it.
+fn not_measured(v: f64) -> String {
+    if v.is_nan() {
+        "–".into()
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 /// A tick label: up to three decimals, trailing zeros dropped; large values in e-notation.
@@ -431,7 +440,7 @@ pub fn report(exp: Option<&Experiment>, all: &[Record], out: &Path) -> Result<st
         let outl: Vec<String> = tp.outliers.iter().map(|i| format!("rep {i}")).collect();
         let _ = writeln!(
             md,
-            "| {config} | {} | {:.0} | {:.0} – {:.0} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} | {:.2} | {} |",
+            "| {config} | {} | {:.0} | {:.0} – {:.0} | {:.3} | {:.3} | {:.3} | {} | {} | {:.1} | {:.2} | {} |",
             tp.n,
             tp.median,
             tp.ci_low,
@@ -439,8 +448,8 @@ pub fn report(exp: Option<&Experiment>, all: &[Record], out: &Path) -> Result<st
             tp.cv,
             per["p50_ms"].median,
             per["p99_ms"].median,
-            per["p999_ms"].median,
-            per["load_seconds"].median,
+            not_measured(per["p999_ms"].median),
+            not_measured(per["load_seconds"].median),
             per["peak_rss_mib"].median,
             per["cpu_seconds"].median,
             outl.join(", ")

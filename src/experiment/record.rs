@@ -42,17 +42,22 @@ impl Status {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Percentiles {
     pub p50_ms: f64,
-    pub p90_ms: f64,
+    /// `None` for a `bench:` system (it reports p50, p95, p99 and max only).
+    #[serde(default)]
+    pub p90_ms: Option<f64>,
     pub p99_ms: f64,
-    pub p999_ms: f64,
+    #[serde(default)]
+    pub p999_ms: Option<f64>,
     pub max_ms: f64,
 }
 
 /// A cell's figures. Warm-up epochs are excluded from everything but `load_seconds`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Metrics {
-    /// Reading the initial graph and computing its result (epoch 0).
-    pub load_seconds: f64,
+    /// Reading the initial graph and computing its result (epoch 0); `None` for a `bench:`
+    /// system (it does not report it).
+    #[serde(default)]
+    pub load_seconds: Option<f64>,
     /// Updates in the measured epochs over the time spent in them.
     pub updates_per_sec: f64,
     pub updates: u64,
@@ -118,7 +123,7 @@ pub fn percentiles(latencies_ms: &[f64]) -> Percentiles {
     let max_ms = latencies_ms.iter().cloned().fold(0.0, f64::max);
     // A histogram bucket's highest equivalent value can pass the largest value recorded.
     let q = |p: f64| (h.value_at_quantile(p) as f64 / 1000.0).min(max_ms);
-    Percentiles { p50_ms: q(0.50), p90_ms: q(0.90), p99_ms: q(0.99), p999_ms: q(0.999), max_ms }
+    Percentiles { p50_ms: q(0.50), p90_ms: Some(q(0.90)), p99_ms: q(0.99), p999_ms: Some(q(0.999)), max_ms }
 }
 
 /// The figures of a `--stats` file (epoch lines, then the summary line), the first `warmup`
@@ -140,7 +145,7 @@ pub fn from_stats(text: &str, warmup: u64) -> Option<Metrics> {
     let updates: u64 = measured.iter().map(|e| e.updates).sum();
     let busy: f64 = latencies_ms.iter().sum::<f64>() / 1000.0;
     Some(Metrics {
-        load_seconds: summary.load_seconds + summary.initial_seconds,
+        load_seconds: Some(summary.load_seconds + summary.initial_seconds),
         updates_per_sec: if busy > 0.0 { updates as f64 / busy } else { 0.0 },
         updates,
         measured_epochs: measured.len() as u64,
@@ -174,7 +179,7 @@ mod tests {
         assert!((m.updates_per_sec - 150.0 / 0.05).abs() < 1e-6, "{}", m.updates_per_sec);
         assert_eq!(m.latencies_ms, vec![10.0, 40.0]);
         assert_eq!(m.latency.max_ms, 40.0);
-        assert_eq!(m.load_seconds, 0.75);
+        assert_eq!(m.load_seconds, Some(0.75));
         assert_eq!(m.rss_bytes, vec![1, 2, 3, 4]);
         assert!(from_stats("", 0).is_none());
     }

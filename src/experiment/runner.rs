@@ -300,6 +300,26 @@ fn command(exp: &Experiment, cell: &Cell, exe: &Path, files: &StreamFiles, outpu
         }
         return argv;
     }
+    if cell.system.starts_with(super::systems::PREFIX) {
+        let mut argv: Vec<String> = vec![p(exe), "experiment".into(), "system".into()];
+        for (flag, value) in [
+            ("--system", cell.system.clone()),
+            ("--algorithm", cell.algorithm.clone()),
+            ("--stream", cell.stream.clone()),
+            ("--graph", p(&files.graph)),
+            ("--updates", p(&files.updates)),
+            ("--batch", cell.batch.to_string()),
+            ("-w", cell.workers.to_string()),
+            // Stop the updates before the kill, to report the prefix processed.
+            ("--time-limit", (exp.timeout_secs * 0.8).to_string()),
+            ("--output", p(output)),
+            ("--stats", p(stats)),
+        ] {
+            argv.push(flag.into());
+            argv.push(value);
+        }
+        return argv;
+    }
     let values = [
         p(exe),
         cell.algorithm.clone(),
@@ -378,9 +398,12 @@ fn run_cell(
     };
     rec.status = status;
     rec.failure = failure;
-    let mut metrics = std::fs::read_to_string(&stats)
-        .ok()
-        .and_then(|t| record::from_stats(&t, exp.warmup_epochs))
+    let stats_text = std::fs::read_to_string(&stats).ok();
+    let bench_metrics = || stats_text.as_deref().and_then(|t| serde_json::from_str::<Metrics>(t.trim()).ok());
+    let mut metrics = stats_text
+        .as_deref()
+        .and_then(|t| record::from_stats(t, exp.warmup_epochs))
+        .or_else(|| cell.system.starts_with(super::systems::PREFIX).then(bench_metrics).flatten())
         .unwrap_or_else(|| Metrics {
             // Without a stats file: the whole stream over the wall time.
             updates: files.updates_count,
