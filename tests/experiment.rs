@@ -91,7 +91,9 @@ command = ["sh", "-c", "echo 'out of luck' >&2; exit 3"]
     let (st, _, ok) = status("ripples");
     assert_eq!(st, "ok");
     assert_eq!(ok["agrees"], true);
-    assert!(ok["metrics"]["cpu_user_seconds"].as_f64().unwrap() > 0.0);
+    let cpu =
+        ok["metrics"]["cpu_user_seconds"].as_f64().unwrap() + ok["metrics"]["cpu_system_seconds"].as_f64().unwrap();
+    assert!(cpu > 0.0, "the child's rusage: {}", ok["metrics"]);
     assert!(ok["metrics"]["peak_rss_bytes"].as_u64().unwrap() > 1 << 20);
     assert!(ok["env"]["git_rev"].is_string() && ok["env"]["cores"].as_u64().unwrap() >= 1);
     assert_eq!(ok["dataset"]["name"], "tiny");
