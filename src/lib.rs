@@ -11,6 +11,7 @@
 //! | dataflow | [`dataflow`] — one algorithm per file, each a differential dataflow over the edge collection | model, sources |
 //! | beside the driver | [`live`] — the live front end (transports, sequencer, state directory); [`sinks`] — result files, change logs, stats, progress | model, sources |
 //! | driver | [`driver`] — one feed loop over an epoch source; epochs, probes, metrics, resume | all of the above |
+//! | job | [`job`] — a running computation inside your program: push updates, commit epochs, read results and changes | all of the above |
 //! | application (feature `cli`) | [`cli`], [`bench`](mod@bench), [`experiment`] sweeps, [`graphalytics`] runner | everything |
 //!
 //! The driver *uses* `live` and `sinks`; they never import it. [`oracle`] holds plain
@@ -29,6 +30,7 @@ pub mod driver;
 pub mod experiment;
 #[cfg(feature = "cli")]
 pub mod graphalytics;
+pub mod job;
 pub mod live;
 pub mod oracle;
 pub mod sinks;

@@ -17,12 +17,13 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
         ("live", vec!["types", "sources"]),
         ("sinks", vec!["types"]),
         ("driver", vec!["types", "sources", "dataflow", "live", "sinks"]),
+        ("job", vec!["types", "sources", "dataflow", "driver", "live", "sinks"]),
         ("graphalytics", vec!["types", "sources", "dataflow", "driver", "sinks"]),
         // The bench's from-scratch baseline and agreement check use the oracle (see bench docs).
         ("bench", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "oracle"]),
         // Experiments reuse the bench's plot setup and agreement check, and the oracle as reference.
         ("experiment", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "oracle", "bench"]),
-        ("cli", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "graphalytics", "bench", "experiment"]),
+        ("cli", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "job", "graphalytics", "bench", "experiment"]),
     ])
 }
 

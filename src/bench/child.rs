@@ -7,6 +7,24 @@
 //! the peak-RSS counter, records the resident memory as its baseline, runs the system
 //! ([`run_system`]), writes its final result to FILE and prints one JSON line ([`SystemResult`]).
 //! `bytes_per_edge` is `(peak RSS - baseline) / edges live at the end`.
+//!
+//! ```
+//! use ripples::bench::{child, system, Scenario};
+//! // What a child does, here in this process: run one system and write its final result.
+//! let scenario = Scenario { scale: 4, edge_factor: 2, batch: 8, workers: 1, ..Scenario::new("wcc-insert").unwrap() };
+//! let dir = tempfile::tempdir().unwrap();
+//! let state = dir.path().join("uf-hash.state");
+//! let result = child::run_system(&scenario, system::by_name("uf-hash").unwrap().as_ref(), Some(&state)).unwrap();
+//! assert_eq!((result.system.as_str(), result.scenario.as_str()), ("uf-hash", "wcc-insert"));
+//! assert_eq!(result.live_edges, 32);
+//! // The result file: `vertex label` per line, sorted by vertex.
+//! let text = std::fs::read_to_string(&state).unwrap();
+//! let vertices: Vec<u64> = text.lines().map(|l| l.split(' ').next().unwrap().parse().unwrap()).collect();
+//! assert!(vertices.windows(2).all(|w| w[0] < w[1]));
+//! // A system that does not apply to the scenario is refused before anything runs.
+//! let window = system::by_name("ripples-window").unwrap();
+//! assert!(child::run_system(&scenario, window.as_ref(), None).is_err());
+//! ```
 
 use std::path::Path;
 use std::process::{Command, Stdio};

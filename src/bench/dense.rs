@@ -1,6 +1,20 @@
 //! Dense ids for the sequential baselines: [`remap`] numbers the vertices of a stream `0..n` in
 //! order of first appearance (initial graph, then updates; not timed), and [`labels`] turns a
 //! union-find over dense ids back into WCC labels (smallest original id per component).
+//!
+//! ```
+//! use ripples::bench::dense::{labels, remap};
+//! use ripples::dataflow::union_find::DenseUnionFind;
+//! use ripples::types::Update;
+//! let dense = remap(&[(100, 7)], &[Update::insert(7, 42), Update::delete(100, 7)]);
+//! assert_eq!(dense.ids, vec![100, 7, 42]);
+//! assert_eq!(dense.initial, vec![(0, 1)]);
+//! assert_eq!(dense.updates, vec![((1, 2), 1), ((0, 1), -1)]);
+//! // Join 7 and 42 over dense ids; labels come back in original ids.
+//! let mut uf = DenseUnionFind::with_len(dense.ids.len());
+//! uf.union(1, 2);
+//! assert_eq!(labels(&mut uf, &dense.ids, |_| true), vec![(100, 100), (7, 7), (42, 7)]);
+//! ```
 
 use std::collections::HashMap;
 
@@ -11,6 +25,7 @@ use crate::types::{Node, Update};
 pub struct Dense {
     /// `ids[i]` is the original id of dense vertex `i`.
     pub ids: Vec<Node>,
+    /// The initial graph's edges, in dense ids.
     pub initial: Vec<(u32, u32)>,
     /// Each update's edge and its diff (+1 / -1).
     pub updates: Vec<((u32, u32), i8)>,

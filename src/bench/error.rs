@@ -23,7 +23,12 @@ pub enum BenchError {
     UnknownSystem(String),
     /// A known system asked to run a scenario it does not handle.
     #[error("system {system} does not apply to {scenario}")]
-    DoesNotApply { system: &'static str, scenario: String },
+    DoesNotApply {
+        /// The system's name.
+        system: &'static str,
+        /// The scenario's name.
+        scenario: String,
+    },
     /// The algorithm of a dataflow system could not be built.
     #[error(transparent)]
     Algorithm(#[from] crate::dataflow::AlgorithmError),
@@ -38,7 +43,9 @@ pub enum BenchError {
     File {
         /// "cannot write", "cannot read", "cannot create".
         what: &'static str,
+        /// The file or directory concerned.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
@@ -48,18 +55,28 @@ pub enum BenchError {
     /// A child process could not be started.
     #[error("cannot start {}", exe.display())]
     Spawn {
+        /// The executable that was started (this process's own binary).
         exe: PathBuf,
+        /// Why it could not be started.
         #[source]
         source: std::io::Error,
     },
     /// A child process exited unsuccessfully (its own error is on the inherited stderr).
     #[error("system {system} failed (exit status {status})")]
-    ChildFailed { system: String, status: ExitStatus },
+    ChildFailed {
+        /// The system the child ran.
+        system: String,
+        /// How the child exited.
+        status: ExitStatus,
+    },
     /// A child process printed something that is not a result line.
     #[error("system {system} reported {line:?}")]
     ChildReport {
+        /// The system the child ran.
         system: String,
+        /// The last line the child printed on stdout.
         line: String,
+        /// Why it is not a [`SystemResult`](super::SystemResult).
         #[source]
         source: serde_json::Error,
     },

@@ -3,7 +3,7 @@
 //! A scenario ([`scenario`]) fixes a stream (generated deterministically from the seed). Each
 //! system runs it in its own child process ([`child`]), so that its memory is its own; the parent
 //! ([`run`]) checks that all complete (non-partial) systems agree on the final result, and
-//! [`table`] and [`plot`] show the figures ([`result`]).
+//! [`table`](mod@table) and [`plot`] show the figures ([`result`]).
 //!
 //! The systems ([`system`] holds the trait and the registry, [`systems`] the implementations):
 //! * `ripples` — what `ripples run` does by default (the insert-only fast path where it applies);
@@ -13,9 +13,26 @@
 //! * `uf-hash` — one sequential pass of union-find with a hash map from `u64` ids (insert-only);
 //! * `uf-dense` — the same over dense array ids, remapped beforehand ([`dense`], not timed);
 //! * `recompute` — a from-scratch computation over the live graph every epoch (union-find over
-//!   dense ids for WCC; the sequential reference, [`reference`], for the other algorithms).
+//!   dense ids for WCC; the sequential reference, [`reference`](mod@reference), for the other algorithms).
 //!
 //! Errors are [`BenchError`]s.
+//!
+//! ```
+//! use ripples::bench::{run_system, system, Scenario};
+//! // A tiny `wcc-insert`: 2^6 vertex ids, 4 * 2^6 edges inserted in epochs of 64.
+//! let scenario = Scenario { scale: 6, edge_factor: 4, batch: 64, workers: 1, ..Scenario::new("wcc-insert").unwrap() };
+//! let dir = tempfile::tempdir().unwrap();
+//! let mut results = Vec::new();
+//! for name in ["ripples", "uf-hash"] {
+//!     let state = dir.path().join(name);
+//!     // In this process; `ripples bench` runs each system in a child process instead.
+//!     let result = run_system(&scenario, system::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
+//!     assert_eq!((result.updates, result.epochs, result.partial), (256, 5, false));
+//!     results.push(std::fs::read_to_string(&state).unwrap());
+//! }
+//! // Both systems end with the same components.
+//! assert_eq!(results[0], results[1]);
+//! ```
 
 pub mod child;
 pub mod dense;

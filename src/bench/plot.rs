@@ -3,6 +3,30 @@
 //! Both panels use a logarithmic axis: systems differ by orders of magnitude. PNG output needs a
 //! TrueType font (DejaVu Sans or Liberation Sans from the system's font directory); SVG output
 //! does not embed fonts.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::bench::{plot::plot, BenchError, Latency, SystemResult};
+//! let results = vec![SystemResult {
+//!     system: "ripples".into(),
+//!     updates_per_sec: 1e6,
+//!     latency: Latency { p50_ms: 1.0, p95_ms: 2.0, p99_ms: 3.0, max_ms: 4.0 },
+//!     ..SystemResult::default()
+//! }];
+//! let dir = tempfile::tempdir().unwrap();
+//! let svg = dir.path().join("bench.svg");
+//! match plot(&results, "wcc-insert", &svg) {
+//!     // Text needs a TrueType font; a machine without one gets this error, nothing else.
+//!     Err(BenchError::NoFont(looked_for)) => assert!(looked_for.contains("DejaVuSans.ttf")),
+//!     drawn => {
+//!         drawn.unwrap();
+//!         assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+//!     }
+//! }
+//! // The file name says the format: anything but .svg or .png is refused.
+//! assert!(plot(&results, "wcc-insert", &dir.path().join("bench.pdf")).is_err());
+//! ```
 
 use std::path::Path;
 

@@ -6,6 +6,13 @@
 //! (WCC uses dense union-find instead). [`from_scratch`] is the only place outside the tests
 //! that calls the oracle; the agreement check compares the systems' result files with each other
 //! and does not use it.
+//!
+//! ```
+//! use ripples::bench::reference::from_scratch;
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0)];
+//! assert_eq!(from_scratch("bfs", &edges, 0), Some(vec![(0, 0), (1, 1), (2, 2)]));
+//! assert_eq!(from_scratch("wcc", &edges, 0), None, "WCC has its own union-find baseline");
+//! ```
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,19 @@
 //! What a system's run produces: [`Latency`] (the one latency summary of a result),
 //! [`Measured`] (the figures a system measures itself) and [`SystemResult`] (one row of the
 //! table and one object of `--json`, with the memory figures the child process adds).
+//!
+//! ```
+//! use ripples::bench::{Latency, SystemResult};
+//! // Percentiles come from an HDR histogram with microsecond resolution (3 significant digits).
+//! let latency = Latency::of(&[1.0, 2.0, 3.0, 4.0, 100.0]);
+//! assert!((latency.p50_ms - 3.0).abs() < 0.01);
+//! assert_eq!(latency.max_ms, 100.0);
+//! // In the JSON the percentiles sit at the top level of each result object.
+//! let result = SystemResult { system: "uf-hash".into(), latency, ..SystemResult::default() };
+//! let json: serde_json::Value = serde_json::to_value(&result).unwrap();
+//! assert_eq!(json["max_ms"], 100.0);
+//! assert_eq!(json["system"], "uf-hash");
+//! ```
 
 use serde::{Deserialize, Serialize};
 
@@ -10,9 +23,13 @@ use crate::driver::LatencySummary;
 /// the fields `p50_ms`, `p95_ms`, `p99_ms`, `max_ms` at the top level of each object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
+    /// Median epoch latency, in milliseconds.
     pub p50_ms: f64,
+    /// 95th-percentile epoch latency, in milliseconds.
     pub p95_ms: f64,
+    /// 99th-percentile epoch latency, in milliseconds.
     pub p99_ms: f64,
+    /// The slowest epoch's latency, in milliseconds.
     pub max_ms: f64,
 }
 
@@ -39,8 +56,11 @@ impl From<&LatencySummary> for Latency {
 pub struct Measured {
     /// Epochs, counting the initial graph as epoch 0.
     pub epochs: u64,
+    /// Updates fed over all epochs after epoch 0 (the initial graph's edges not counted).
     pub updates: u64,
+    /// `updates` divided by the wall-clock seconds the update epochs took.
     pub updates_per_sec: f64,
+    /// Percentiles of the per-epoch latencies.
     pub latency: Latency,
     /// Stopped at the time limit: the figures cover the prefix processed.
     pub partial: bool,
@@ -49,18 +69,30 @@ pub struct Measured {
 /// One system's figures.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SystemResult {
+    /// The system's name, as `--systems` spells it (`ripples`, `recompute`, ...).
     pub system: String,
+    /// The scenario's name (see [`Scenario::name`](super::Scenario::name)).
     pub scenario: String,
+    /// Timely worker threads the system was given.
     pub workers: usize,
+    /// Epochs processed, counting the initial graph as epoch 0.
     pub epochs: u64,
+    /// Updates processed after epoch 0.
     pub updates: u64,
+    /// Updates per second of wall clock over the update epochs.
     pub updates_per_sec: f64,
+    /// Per-epoch latency percentiles (flat in the JSON).
     #[serde(flatten)]
     pub latency: Latency,
+    /// The child process's peak resident memory (`VmHWM`) in bytes at the end of the run.
     pub peak_rss_bytes: u64,
+    /// The child's resident memory in bytes after generating the stream, before the system ran.
     pub baseline_rss_bytes: u64,
+    /// `(peak_rss_bytes - baseline_rss_bytes) / live_edges`: memory the system used per edge.
     pub bytes_per_edge: f64,
+    /// Edges present at the end of the stream.
     pub live_edges: u64,
+    /// Seconds of wall clock for the whole system run, initial graph included.
     pub wall_seconds: f64,
     /// Stopped at the time limit: figures cover the prefix processed.
     pub partial: bool,

@@ -8,6 +8,7 @@ use super::{child, BenchError, Scenario, SystemResult};
 /// Options of `ripples bench`.
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
+    /// The scenario every system runs.
     pub scenario: Scenario,
     /// System names, in the order they run (and appear in the table).
     pub systems: Vec<String>,

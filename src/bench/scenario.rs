@@ -1,5 +1,20 @@
 //! Benchmark scenarios: [`Scenario`] (the parameters, passed to each child process as JSON) and
 //! [`Stream`] (the stream a scenario generates, deterministically from its seed).
+//!
+//! ```
+//! use ripples::bench::Scenario;
+//! // `ripples bench wcc-churn --scale 8 --epochs 5`: an R-MAT graph of 16 * 2^8 edges, then five
+//! // epochs of 1000 deletions of present copies and 1000 insertions of new edges.
+//! let scenario = Scenario { scale: 8, epochs: 5, ..Scenario::new("wcc-churn").unwrap() };
+//! assert_eq!(scenario.algorithm(), "wcc");
+//! let stream = scenario.stream();
+//! assert_eq!(stream.initial.len(), 16 << 8);
+//! assert_eq!(stream.updates.len(), 5 * 2 * 1000);
+//! assert_eq!(stream.batch, 2000);
+//! // Generated from the seed: every system sees the same stream.
+//! assert_eq!(scenario.stream().updates, stream.updates);
+//! assert!(Scenario::new("wcc-fast").unwrap_err().to_string().starts_with("unknown scenario 'wcc-fast'"));
+//! ```
 
 use std::collections::HashMap;
 
@@ -12,8 +27,11 @@ use crate::types::{Node, Update};
 /// A benchmark scenario and its parameters.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Scenario {
+    /// One of [`SCENARIOS`]; it selects the algorithm and the stream shape.
     pub name: String,
+    /// R-MAT scale: the graph has `2^scale` vertex ids.
     pub scale: u32,
+    /// R-MAT edge factor: `edge_factor * 2^scale` generated edges.
     pub edge_factor: u64,
     /// Updates (for `wcc-window`: edges inserted, and as many expired; for `wcc-churn`: edges
     /// deleted, and as many inserted) per epoch.
@@ -22,8 +40,12 @@ pub struct Scenario {
     pub window: usize,
     /// Number of update epochs (`wcc-window` and churn scenarios; `wcc-insert` uses the whole graph).
     pub epochs: usize,
+    /// Seed of the generated graph and stream (the same seed, the same stream).
     pub seed: u64,
+    /// Timely worker threads per system.
     pub workers: usize,
+    /// Each system stops feeding epochs after this many seconds of update epochs (its result is
+    /// then marked partial).
     pub time_limit_secs: f64,
 }
 

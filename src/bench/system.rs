@@ -1,5 +1,18 @@
 //! The [`System`] trait and the registry: every system `ripples bench` can measure, in one list
 //! ([`all`]), looked up by name in one place ([`by_name`]).
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::bench::{system, Scenario};
+//! assert!(system::names().contains(&"uf-hash"));
+//! let uf = system::by_name("uf-hash").unwrap();
+//! // Union-find handles insertions only; the defaults of a churn scenario leave it out.
+//! assert!(uf.applies_to(&Scenario::new("wcc-insert").unwrap()));
+//! assert!(!uf.applies_to(&Scenario::new("wcc-churn").unwrap()));
+//! assert!(!system::defaults(&Scenario::new("wcc-churn").unwrap()).contains(&"uf-hash"));
+//! assert!(system::by_name("spark").is_err());
+//! ```
 
 use std::time::Duration;
 
@@ -11,6 +24,7 @@ use crate::types::Node;
 
 /// What a system's run leaves: its figures and its final result.
 pub struct Outcome {
+    /// The figures the system measured on its own run.
     pub measured: Measured,
     /// `(vertex, value)` per vertex, values as the dataflows emit them.
     pub state: Vec<(Node, u64)>,
@@ -26,7 +40,10 @@ pub enum Comparison {
     /// The system the others are compared with.
     Reference,
     /// `ripples / NAME: R x updates/s`; `line` orders these lines.
-    Throughput { line: u8 },
+    Throughput {
+        /// Position of this system's line among the throughput lines (smaller first).
+        line: u8,
+    },
     /// `NAME p50 / ripples p50: R x`.
     Latency,
 }

@@ -1,5 +1,21 @@
 //! [`table`]: the text table `ripples bench` prints, one row per system, then how `ripples`
 //! compares with the baselines (each system's [`Comparison`] says whether and how).
+//!
+//! ```
+//! use ripples::bench::{table, Latency, SystemResult};
+//! let row = SystemResult {
+//!     system: "uf-hash".into(),
+//!     updates_per_sec: 2e6,
+//!     latency: Latency { p50_ms: 0.5, ..Latency::default() },
+//!     agrees: Some(true),
+//!     ..SystemResult::default()
+//! };
+//! let text = table(&[row]);
+//! let lines: Vec<&str> = text.lines().collect();
+//! assert!(lines[0].starts_with("system") && lines[0].contains("updates/s"));
+//! assert!(lines[1].starts_with("uf-hash") && lines[1].contains(" 2000000 "));
+//! assert!(lines[1].ends_with("result agrees"));
+//! ```
 
 use super::system::{self, Comparison};
 use super::SystemResult;

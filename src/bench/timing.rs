@@ -1,5 +1,19 @@
 //! [`timed_epochs`]: how the sequential systems (`uf-*`, `recompute`) time their epochs, with
 //! the time limit applied.
+//!
+//! ```
+//! use std::time::Duration;
+//! use ripples::bench::timing::timed_epochs;
+//! let updates: Vec<u32> = (0..10).collect();
+//! let mut seen = Vec::new();
+//! let measured = timed_epochs(&updates, 4, Duration::from_secs(60), |chunk| seen.push(chunk.len()));
+//! // Chunks of 4, 4 and 2; the initial graph counts as epoch 0.
+//! assert_eq!(seen, vec![4, 4, 2]);
+//! assert_eq!((measured.epochs, measured.updates, measured.partial), (4, 10, false));
+//! // With no time at all, the first epoch already reaches the limit: the run is partial.
+//! let partial = timed_epochs(&updates, 4, Duration::ZERO, |_| {});
+//! assert_eq!((partial.updates, partial.partial), (4, true));
+//! ```
 
 use std::time::{Duration, Instant};
 

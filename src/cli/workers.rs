@@ -12,6 +12,7 @@ use crate::driver::RunError;
 /// `-w/--workers N`. Flatten it (`#[command(flatten)]`); see the module documentation.
 #[derive(Args, Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorkersArgs {
+    /// Number of timely worker threads.
     #[arg(short = 'w', long = "workers")]
     pub workers: Option<usize>,
 }
@@ -37,7 +38,9 @@ impl DefaultWorkers {
 /// One command's `-w`: its help line and its default.
 #[derive(Clone, Copy, Debug)]
 pub struct WorkersFlag {
+    /// The help line `ripples COMMAND --help` shows for `-w`.
     pub help: &'static str,
+    /// The number used when `-w` is not given.
     pub default: DefaultWorkers,
 }
 

@@ -9,7 +9,7 @@
 //! returns, distances are recomputed from it. An edge counts while its multiplicity is positive;
 //! parallel copies, weights and self-loops change nothing (self-loops are dropped on entry).
 //! Vertex ids are full `u64` (0 and ids above 2^32 are ordinary). Values are integers
-//! ([`ValueFormat::Integer`]).
+//! ([`ValueFormat::Integer`](super::ValueFormat::Integer)).
 //!
 //! **How.** Differential min-plus label propagation ([`min_distances`]): inside an iterative
 //! scope, the source proposes 0 to itself, every vertex keeps the minimum proposal it has seen
@@ -34,15 +34,40 @@
 //!
 //! Deleting the source's last edge (when it is not in the vertex file) retracts every distance;
 //! that is inherent in the semantics.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::bfs::{Bfs, BFS_UNREACHABLE};
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // The path 0 -> 1 -> 2 -> 3, and vertex 9 from a vertex file; epoch 1 adds the shortcut 0 -> 2.
+//! let stream = MemoryStream {
+//!     vertices: vec![9],
+//!     initial: vec![(0, 1, None), (1, 2, None), (2, 3, None)],
+//!     updates: vec![Update::insert(0, 2)],
+//!     batch: 1,
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 1) };
+//! let report = driver::run(options, Bfs { source: 0, undirected: false }).unwrap().unwrap();
+//! assert_eq!(report.final_state.unwrap(), vec![(0, 0), (1, 1), (2, 1), (3, 2), (9, BFS_UNREACHABLE)]);
+//! // The shortcut changed the hop counts of 2 and 3 only.
+//! let epoch1: Vec<_> =
+//!     report.changes.unwrap().iter().filter(|c| c.epoch == 1).map(|c| (c.key, c.value, c.diff)).collect();
+//! assert_eq!(epoch1, vec![(2, 2, -1), (2, 1, 1), (3, 3, -1), (3, 2, 1)]);
+//! ```
 
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::operators::iterate::Variable;
 use differential_dataflow::trace::implementations::{ValBuilder, ValSpine};
 use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
 use timely::dataflow::operators::vec::Map;
 use timely::order::Product;
+use timely::progress::Timestamp;
 
 use super::{Algorithm, GraphInput, NodeCollection, ResultCollection};
-use crate::types::{Diff, Node, Time};
+use crate::types::{Diff, Node};
 
 pub use crate::types::format::BFS_UNREACHABLE;
 
@@ -79,6 +104,55 @@ pub fn bfs<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> ResultC
     with_default(vertices, distances, BFS_UNREACHABLE)
 }
 
+/// **The collection rung**: hop counts from a *collection* of roots, over `(src, dst)` edges
+/// followed in their direction (give both directions for an undirected graph), at any timestamp
+/// `T` — in a user's own dataflow, or inside an `iterate` scope. Roots are data: changing a root
+/// is an update like any other, not a new dataflow. Vertices no root reaches are absent (the
+/// [`Bfs`] algorithm completes them with [`BFS_UNREACHABLE`]); with several roots a vertex gets
+/// its distance to the nearest one. Self-loops never shorten a path and are skipped.
+///
+/// Cost: as [`min_distances`]: per round, the vertices whose distance changed times their degree.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::bfs::hops;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         let (_, edges) = scope.new_collection_from(vec![(1u64, 2u64), (2, 3), (3, 4), (9, 9)]);
+///         let (_, roots) = scope.new_collection_from(vec![1u64]);
+///         hops(edges, roots).inspect(move |(hop, _time, diff)| sink.lock().unwrap().push((*hop, *diff)));
+///     });
+/// });
+/// let mut seen = seen.lock().unwrap().clone();
+/// seen.sort();
+/// assert_eq!(seen, vec![((1, 0), 1), ((2, 1), 1), ((3, 2), 1), ((4, 3), 1)]); // 9 is not reached
+/// ```
+pub fn hops<'a, T>(
+    edges: VecCollection<'a, T, (Node, Node), Diff>,
+    roots: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
+    let edges = edges.flat_map(|(s, d)| (s != d).then_some((s, (d, ()))));
+    hops_arranged(edges.arrange_by_key_named("ArrangeEdges"), roots)
+}
+
+/// [`hops`] over an edge arrangement `src → (dst, ())` built (and shared) elsewhere.
+pub fn hops_arranged<'a, T>(
+    edges: ArrangedEdges<'a, T, ()>,
+    roots: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
+    min_distances_arranged(edges, roots.map(|r| (r, 0u64)), |d: &u64, _: &()| d + 1, |_| 0)
+}
+
 /// Min-plus propagation from `roots` along `edges`: `(vertex, smallest value)` over every walk
 /// from a root `(r, v0)`, a walk's value being `extend` applied edge by edge. `extend` must be
 /// monotone (`extend(d, e) >= d`), so that the minimum is reached by a path and the iteration
@@ -93,21 +167,43 @@ pub fn bfs<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> ResultC
 /// arrangements, and an update later revisits every round at which the vertex changed).
 /// `priority` must be monotone in the values' order; it changes the rounds, never the result.
 /// `|_| 0` gives plain Bellman–Ford rounds.
-pub fn min_distances<'a, E, V, F, P>(
-    edges: VecCollection<'a, Time, (Node, (Node, E)), Diff>,
-    roots: VecCollection<'a, Time, (Node, V), Diff>,
+pub fn min_distances<'a, T, E, V, F, P>(
+    edges: VecCollection<'a, T, (Node, (Node, E)), Diff>,
+    roots: VecCollection<'a, T, (Node, V), Diff>,
     extend: F,
     priority: P,
-) -> VecCollection<'a, Time, (Node, V), Diff>
+) -> VecCollection<'a, T, (Node, V), Diff>
 where
+    T: Timestamp + Lattice,
     E: ExchangeData,
     V: ExchangeData,
     F: Fn(&V, &E) -> V + 'static,
     P: Fn(&V) -> usize + 'static,
 {
-    let edges = edges.arrange_by_key_named("ArrangeEdges");
+    min_distances_arranged(edges.arrange_by_key_named("ArrangeEdges"), roots, extend, priority)
+}
+
+/// Edges arranged by source, as [`min_distances_arranged`] and the `_arranged` rungs take them:
+/// `src → (dst, payload)`. Build one with `edges.arrange_by_key()` and share it between several
+/// computations of one dataflow.
+pub type ArrangedEdges<'a, T, E> = Arranged<'a, TraceAgent<ValSpine<Node, (Node, E), T, Diff>>>;
+
+/// [`min_distances`] over an edge arrangement built (and possibly shared) elsewhere.
+pub fn min_distances_arranged<'a, T, E, V, F, P>(
+    edges: ArrangedEdges<'a, T, E>,
+    roots: VecCollection<'a, T, (Node, V), Diff>,
+    extend: F,
+    priority: P,
+) -> VecCollection<'a, T, (Node, V), Diff>
+where
+    T: Timestamp + Lattice,
+    E: ExchangeData,
+    V: ExchangeData,
+    F: Fn(&V, &E) -> V + 'static,
+    P: Fn(&V) -> usize + 'static,
+{
     let outer = roots.scope();
-    outer.scoped::<Product<Time, usize>, _, _>("MinDistances", |scope| {
+    outer.scoped::<Product<T, usize>, _, _>("MinDistances", |scope| {
         let edges = edges.enter(scope);
         let roots = roots.enter(scope);
         let (proposals_bind, proposals) = Variable::new(scope, Product::new(Default::default(), 1usize));

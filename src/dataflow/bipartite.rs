@@ -30,6 +30,33 @@
 //! relabelled: every vertex of the component changes its value to 2); a deletion that breaks the
 //! last odd cycle splits them again. The insert-only and windowed fast paths of `wcc` are not
 //! used here.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::bipartite::{Bipartite, ODD_CYCLE};
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // The path 0 - 1 - 2 is 2-coloured from its smallest vertex; epoch 1 closes an odd cycle, and
+//! // epoch 2 breaks it again (leaving the path 1 - 0 - 2).
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None)],
+//!     updates: vec![Update::insert(2, 0), Update::delete(1, 2)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 1) };
+//! let report = driver::run(options, Bipartite).unwrap().unwrap();
+//! let changes = report.changes.unwrap();
+//! let set = |epoch| {
+//!     let mut v: Vec<_> = changes.iter().filter(|c| c.epoch == epoch && c.diff > 0).map(|c| (c.key, c.value)).collect();
+//!     v.sort();
+//!     v
+//! };
+//! assert_eq!(set(0), vec![(0, 0), (1, 1), (2, 0)]);
+//! assert_eq!(set(1), vec![(0, ODD_CYCLE), (1, ODD_CYCLE), (2, ODD_CYCLE)]);
+//! assert_eq!(report.final_state.unwrap(), vec![(0, 0), (1, 1), (2, 1)]);
+//! ```
 
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 

@@ -30,12 +30,39 @@
 //! the work is bounded by the `iterations`-hop neighbourhood of the changed edges, and stops
 //! early wherever the labels do not change. A vertex that appears or vanishes changes one output
 //! record.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::cdlp::Cdlp;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::oracle;
+//! use ripples::types::Update;
+//! // A star with centre 0 that grows a leaf in epoch 1.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (0, 2, None), (0, 3, None)],
+//!     updates: vec![Update::insert(0, 4)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Cdlp { iterations: 3, undirected: true }).unwrap().unwrap();
+//! // The same labels as the Graphalytics definition computed from scratch on the final graph.
+//! let edges = oracle::symmetrize(&[(0, 1, 1.0), (0, 2, 1.0), (0, 3, 1.0), (0, 4, 1.0)]);
+//! let want: Vec<(u64, u64)> = oracle::cdlp(&oracle::vertex_set([], &edges), &edges, 3).into_iter().collect();
+//! assert_eq!(report.final_state.unwrap(), want);
+//! // Synchronous propagation on a star oscillates: after 3 iterations the centre holds 1.
+//! assert_eq!(want, vec![(0, 1), (1, 0), (2, 0), (3, 0), (4, 0)]);
+//! ```
 
+use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::trace::implementations::ValSpine;
+use differential_dataflow::VecCollection;
+use timely::progress::Timestamp;
 
 use super::{Algorithm, GraphInput, ResultCollection};
-use crate::types::{Diff, Node, Time};
+use crate::types::{Diff, Node};
 
 /// Graphalytics CDLP with a fixed number of iterations.
 #[derive(Clone, Debug)]
@@ -58,16 +85,30 @@ impl Algorithm for Cdlp {
 /// Builds the CDLP dataflow: `(vertex, label after `iterations` iterations)` for every vertex of
 /// the vertex set.
 pub fn cdlp<'a>(input: GraphInput<'a>, iterations: u32, undirected: bool) -> ResultCollection<'a> {
-    let vertices = input.vertex_set();
+    labels(input.edge_set(undirected).filter(|(s, d)| s != d), input.vertex_set(), iterations, undirected)
+}
+
+/// **The collection rung**: CDLP labels after `iterations` iterations for every vertex of
+/// `vertices`, over `arcs` — a *set* of `(src, dst)` pairs without self-loops (each once: use
+/// `distinct`), symmetric when `undirected` — at any timestamp `T`. Semantics and cost as in the
+/// module docs.
+pub fn labels<'a, T>(
+    arcs: VecCollection<'a, T, (Node, Node), Diff>,
+    vertices: VecCollection<'a, T, Node, Diff>,
+    iterations: u32,
+    undirected: bool,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
     if iterations == 0 {
         return vertices.map(|v| (v, v));
     }
-    let arcs = input.edge_set(undirected).filter(|(s, d)| s != d);
     // `(u, v)`: the label of `u` counts at `v`. An arc `s -> d` puts `s` in `Nin(d)` and `d` in
     // `Nout(s)`. Undirected arcs are already symmetric: one record per neighbour suffices.
     let counted = if undirected { arcs } else { arcs.clone().concat(arcs.map(|(s, d)| (d, s))) };
     let active = counted.clone().map(|(u, _)| u).distinct();
-    let counted: Arranged<'a, TraceAgent<ValSpine<Node, Node, Time, Diff>>> = counted.arrange_by_key();
+    let counted: Arranged<'a, TraceAgent<ValSpine<Node, Node, T, Diff>>> = counted.arrange_by_key();
     let isolated = vertices.map(|v| (v, ())).antijoin(active.clone()).map(|(v, ())| (v, v));
 
     let mut labels = active.map(|v| (v, v));

@@ -23,6 +23,29 @@
 //! update that changes the set of neighbours of `a` and `b` changes two output records of
 //! [`Degree`] per endpoint (`O(1)` work each, after the `distinct`), and at most four records of
 //! the distribution; a parallel copy or a self-loop costs only the `distinct`s.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::degree::{Degree, DegreeDistribution};
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // A triangle 0, 1, 2; then a tail 2 - 3, a parallel copy of 0 - 1 and a self-loop (neither counts).
+//! let stream = || MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None), (2, 0, None)],
+//!     updates: vec![Update::insert(2, 3), Update::insert(1, 0), Update::insert(3, 3)],
+//!     batch: 3,
+//!     ..MemoryStream::default()
+//! };
+//! let run = |options: RunOptions, distribution: bool| {
+//!     let options = RunOptions { keep_state: true, ..options };
+//!     let report = if distribution { driver::run(options, DegreeDistribution) } else { driver::run(options, Degree) };
+//!     report.unwrap().unwrap().final_state.unwrap()
+//! };
+//! assert_eq!(run(RunOptions::memory(stream(), 1), false), vec![(0, 2), (1, 2), (2, 3), (3, 1)]);
+//! // (degree, number of vertices with it)
+//! assert_eq!(run(RunOptions::memory(stream(), 2), true), vec![(1, 1), (2, 2), (3, 1)]);
+//! ```
 
 use super::{Algorithm, GraphInput, NodeCollection, ResultCollection};
 

@@ -53,6 +53,28 @@
 //! chain of decreases (about `n / 2` for a path of `n` vertices); an update re-evaluates, in
 //! each round, the neighbours of the vertices whose value changed in the previous round (`O(deg)`
 //! each).
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::kcore::KCore;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // A triangle 0, 1, 2 with a tail 2 - 3 and a lone vertex 7; the updates close a 4-clique.
+//! let stream = MemoryStream {
+//!     vertices: vec![7],
+//!     initial: vec![(0, 1, None), (1, 2, None), (2, 0, None), (2, 3, None)],
+//!     updates: vec![Update::insert(3, 0), Update::insert(3, 1)],
+//!     batch: 1,
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, KCore).unwrap().unwrap();
+//! assert_eq!(report.final_state.unwrap(), vec![(0, 3), (1, 3), (2, 3), (3, 3), (7, 0)]);
+//! // Epoch 0: the triangle is the 2-core and 3 is in the 1-core.
+//! let epoch0: Vec<_> =
+//!     report.changes.unwrap().iter().filter(|c| c.epoch == 0).map(|c| (c.key, c.value)).collect();
+//! assert_eq!(epoch0, vec![(0, 2), (1, 2), (2, 2), (3, 1), (7, 0)]);
+//! ```
 
 use std::collections::{HashMap, HashSet};
 

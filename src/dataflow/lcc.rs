@@ -34,12 +34,35 @@
 //! pair (`O(√|E|)`), and the triangles on `{a, b}` (one lookup per common neighbour). The output
 //! changes for `a`, `b` (their degrees) and their common neighbours (their numerators). A
 //! parallel copy or a self-loop costs only the edge-set `distinct`.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::lcc::Lcc;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // The triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3; epoch 1 adds 1 -> 0.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None), (2, 0, None), (2, 3, None)],
+//!     updates: vec![Update::insert(1, 0)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 1) };
+//! let report = driver::run(options, Lcc { undirected: false }).unwrap().unwrap();
+//! let lcc: Vec<(u64, f64)> = report.final_state.unwrap().into_iter().map(|(v, b)| (v, f64::from_bits(b))).collect();
+//! // N(2) = {0, 1, 3}: now 0 -> 1 and 1 -> 0 of its 6 possible edges; N(1) = {0, 2}: 2 -> 0 of 2.
+//! assert_eq!(lcc, vec![(0, 0.5), (1, 0.5), (2, 2.0 / 6.0), (3, 0.0)]);
+//! ```
 
+use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::trace::implementations::ValSpine;
+use differential_dataflow::VecCollection;
+use timely::progress::Timestamp;
 
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
-use crate::types::{Diff, Node, Time};
+use crate::types::{Diff, Node};
 
 /// Graphalytics local clustering coefficient.
 #[derive(Clone, Debug)]
@@ -60,7 +83,7 @@ impl Algorithm for Lcc {
     }
 }
 
-type Arr<'a, K, V> = Arranged<'a, TraceAgent<ValSpine<K, V, Time, Diff>>>;
+type Arr<'a, K, V, T> = Arranged<'a, TraceAgent<ValSpine<K, V, T, Diff>>>;
 
 /// Tags of the final `reduce`'s input records `(v, tag)`; the record's multiplicity is the count.
 const DEGREE: u8 = 0;
@@ -70,13 +93,25 @@ const MEMBER: u8 = 2;
 /// Builds the LCC dataflow: `(vertex, LCC(vertex) as f64 bits)` for every vertex of the vertex
 /// set.
 pub fn lcc<'a>(input: GraphInput<'a>, undirected: bool) -> ResultCollection<'a> {
-    let vertices = input.vertex_set();
-    let arcs = input.edge_set(undirected).filter(|(s, d)| s != d);
+    coefficients(input.edge_set(undirected).filter(|(s, d)| s != d), input.vertex_set())
+}
+
+/// **The collection rung**: the local clustering coefficient (as `f64` bits) of every vertex of
+/// `vertices`, over `arcs` — a *set* of `(src, dst)` pairs without self-loops (each once), both
+/// directions for an undirected graph — at any timestamp `T`. Semantics and cost as in the module
+/// docs.
+pub fn coefficients<'a, T>(
+    arcs: VecCollection<'a, T, (Node, Node), Diff>,
+    vertices: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
     // `((a, b), c)`, a < b: the undirected pair and how many of its two arcs are present.
     let pairs = arcs.map(|(s, d)| (s.min(d), s.max(d))).count();
-    let degree: Arr<'a, Node, Diff> = pairs.clone().flat_map(|((a, b), _)| [a, b]).count().arrange_by_key();
+    let degree: Arr<'a, Node, Diff, T> = pairs.clone().flat_map(|((a, b), _)| [a, b]).count().arrange_by_key();
     // Orient every pair from the smaller (degree, id) to the larger: `(x, (y, c))`.
-    let oriented: Arr<'a, Node, (Node, Diff)> = pairs
+    let oriented: Arr<'a, Node, (Node, Diff), T> = pairs
         .clone()
         .map(|((a, b), c)| (a, (b, c)))
         .join_core(degree.clone(), |a, &(b, c), da| Some((b, (*a, c, *da))))
@@ -85,7 +120,7 @@ pub fn lcc<'a>(input: GraphInput<'a>, undirected: bool) -> ResultCollection<'a> 
     // Wedges `x -> y, x -> z` with y < z, keyed by the closing pair.
     let wedges =
         oriented.clone().join_core(oriented, |x, &(y, cxy), &(z, cxz)| (y < z).then_some(((y, z), (*x, cxy, cxz))));
-    let pairs: Arr<'a, (Node, Node), Diff> = pairs.arrange_by_key();
+    let pairs: Arr<'a, (Node, Node), Diff, T> = pairs.arrange_by_key();
     // Every triangle gives each corner the arc count of the opposite pair.
     let links = wedges
         .join_core(pairs.clone(), |&(y, z), &(x, cxy, cxz), cyz| [(x, *cyz), (y, cxz), (z, cxy)])

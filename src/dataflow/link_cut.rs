@@ -5,6 +5,26 @@
 //! Used by the windowed WCC fast path, where edges are nodes too (keyed by the time they leave
 //! the window) and vertices have the key `u64::MAX`, so that the path minimum is the
 //! earliest-leaving edge on the path.
+//!
+//! ```
+//! use ripples::dataflow::link_cut::LinkCut;
+//! let mut lc = LinkCut::new();
+//! // A path a - e1 - b - e2 - c, where the edges are nodes keyed by when they leave.
+//! let [a, b, c] = [lc.add(u64::MAX), lc.add(u64::MAX), lc.add(u64::MAX)];
+//! let (e1, e2) = (lc.add(30), lc.add(10));
+//! lc.link(a, e1);
+//! lc.link(e1, b);
+//! lc.link(b, e2);
+//! lc.link(e2, c);
+//! assert!(lc.connected(a, c));
+//! // The earliest-leaving edge between a and c is e2 (key 10).
+//! assert_eq!(lc.path_min(a, c), e2);
+//! let first = lc.path_min(a, b);
+//! assert_eq!(lc.key(first), 30);
+//! // Cutting it splits the tree.
+//! lc.cut(b, e2);
+//! assert!(!lc.connected(a, c) && lc.connected(a, b));
+//! ```
 
 /// Node keys are `(key, node)` pairs, so that ties are broken by index.
 #[derive(Clone, Debug)]
@@ -29,6 +49,7 @@ impl Default for LinkCut {
 }
 
 impl LinkCut {
+    /// An empty forest.
     pub fn new() -> Self {
         LinkCut {
             left: Vec::new(),
@@ -61,6 +82,7 @@ impl LinkCut {
         self.flip[i] = false;
     }
 
+    /// The key of node `i` (as given to [`LinkCut::add`] or [`LinkCut::reset`]).
     pub fn key(&self, i: usize) -> u64 {
         self.key[i]
     }

@@ -54,14 +54,44 @@
 //! `O(iterations · (|V| + |E|))` work per epoch, almost independent of the batch size. What the
 //! dataflow saves over recomputation is in batching and in avoiding re-sorting the graph, not
 //! in confining an update's effect.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::pagerank::PageRank;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::oracle;
+//! use ripples::types::Update;
+//! // A 4-cycle with a chord; epoch 1 deletes an edge, so vertex 3 becomes a sink.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None), (2, 3, None), (3, 0, None), (0, 2, None)],
+//!     updates: vec![Update::delete(3, 0)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let algorithm = PageRank { iterations: 10, damping: 0.85, undirected: false };
+//! let report = driver::run(options, algorithm).unwrap().unwrap();
+//! // Values are f64 bit patterns; they agree with the sequential definition on the final graph.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (0, 2, 1.0)];
+//! let want = oracle::pagerank(&oracle::vertex_set([], &edges), &edges, 0.85, 10);
+//! let got = report.final_state.unwrap();
+//! assert_eq!(got.len(), 4);
+//! for (v, bits) in got {
+//!     let rank = f64::from_bits(bits);
+//!     assert!((rank - want[&v]).abs() <= 1e-9 * want[&v], "vertex {v}: {rank} vs {}", want[&v]);
+//! }
+//! ```
 
+use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::trace::implementations::{KeySpine, ValSpine};
 use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
 use timely::dataflow::operators::vec::Map;
+use timely::progress::Timestamp;
 
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
-use crate::types::{Diff, Node, Time};
+use crate::types::{Diff, Node};
 
 /// Graphalytics PageRank with a fixed number of iterations.
 #[derive(Clone, Debug)]
@@ -97,12 +127,13 @@ fn bucket(v: Node) -> u64 {
 /// `(v, f(x, g))` for every `(v, x)`, where `g` is the single value of `global` (nothing while
 /// `global` is empty). The global value is replicated over [`BUCKETS`] keys, so the join is
 /// spread over the workers rather than concentrated on the key `()`.
-fn with_global<'a, X, G, F>(
-    per_vertex: VecCollection<'a, Time, (Node, X), Diff>,
-    global: VecCollection<'a, Time, ((), G), Diff>,
+fn with_global<'a, T, X, G, F>(
+    per_vertex: VecCollection<'a, T, (Node, X), Diff>,
+    global: VecCollection<'a, T, ((), G), Diff>,
     f: F,
-) -> VecCollection<'a, Time, (Node, u64), Diff>
+) -> VecCollection<'a, T, (Node, u64), Diff>
 where
+    T: Timestamp + Lattice,
     X: ExchangeData,
     G: ExchangeData,
     F: Fn(&X, &G) -> u64 + 'static,
@@ -111,8 +142,8 @@ where
     per_vertex.map(|(v, x)| (bucket(v), (v, x))).join_map(global, move |_b, (v, x), g| (*v, f(x, g)))
 }
 
-type Arr<'a, K, V> = Arranged<'a, TraceAgent<ValSpine<K, V, Time, Diff>>>;
-type KeyArr<'a, K> = Arranged<'a, TraceAgent<KeySpine<K, Time, Diff>>>;
+type Arr<'a, K, V, T> = Arranged<'a, TraceAgent<ValSpine<K, V, T, Diff>>>;
+type KeyArr<'a, K, T> = Arranged<'a, TraceAgent<KeySpine<K, T, Diff>>>;
 
 /// Bits after the binary point of the fixed-point shares.
 const FIXED_BITS: i32 = 96;
@@ -129,10 +160,10 @@ fn from_fixed(x: i128) -> f64 {
 }
 
 /// A collection with its `isize` multiplicities scaled by `weight(record)` into `i128`.
-fn weighted<'a, D: ExchangeData>(
-    collection: VecCollection<'a, Time, D, Diff>,
+fn weighted<'a, T: Timestamp, D: ExchangeData>(
+    collection: VecCollection<'a, T, D, Diff>,
     weight: impl Fn(&D) -> i128 + 'static,
-) -> VecCollection<'a, Time, D, i128> {
+) -> VecCollection<'a, T, D, i128> {
     collection
         .inner
         .map(move |(d, t, r)| {
@@ -145,14 +176,27 @@ fn weighted<'a, D: ExchangeData>(
 /// Builds the PageRank dataflow: `(vertex, PR_iterations(vertex) as f64 bits)` for every vertex
 /// of the vertex set.
 pub fn pagerank<'a>(input: GraphInput<'a>, iterations: u32, damping: f64, undirected: bool) -> ResultCollection<'a> {
-    let vertices = input.vertex_set();
-    let arcs = input.edge_set(undirected).filter(|(s, d)| s != d);
+    ranks(input.edge_set(undirected).filter(|(s, d)| s != d), input.vertex_set(), iterations, damping)
+}
 
+/// **The collection rung**: PageRank after `iterations` iterations (as `f64` bits) for every
+/// vertex of `vertices`, over `arcs` — a *set* of `(src, dst)` pairs without self-loops (each
+/// once), both directions for an undirected graph — at any timestamp `T`. Semantics (the
+/// Graphalytics definition, sinks' rank spread evenly) and cost as in the module docs.
+pub fn ranks<'a, T>(
+    arcs: VecCollection<'a, T, (Node, Node), Diff>,
+    vertices: VecCollection<'a, T, Node, Diff>,
+    iterations: u32,
+    damping: f64,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
     // Shared, graph-only state.
-    let outdeg: Arr<'a, Node, Diff> = arcs.clone().map(|(s, _)| s).count().arrange_by_key();
-    let by_src: Arranged<'a, TraceAgent<ValSpine<Node, Node, Time, i128>>> = weighted(arcs, |_| 1).arrange_by_key();
+    let outdeg: Arr<'a, Node, Diff, T> = arcs.clone().map(|(s, _)| s).count().arrange_by_key();
+    let by_src: Arranged<'a, TraceAgent<ValSpine<Node, Node, T, i128>>> = weighted(arcs, |_| 1).arrange_by_key();
     let has_out = outdeg.clone().as_collection(|u, _| *u);
-    let sinks: KeyArr<'a, Node> =
+    let sinks: KeyArr<'a, Node, T> =
         vertices.clone().map(|v| (v, ())).antijoin(has_out).map(|(v, ())| v).arrange_by_self();
     // One unit for every vertex, so that every vertex has a (nonzero) incoming accumulator.
     let unit = weighted(vertices.clone(), |_| 1);
@@ -163,7 +207,7 @@ pub fn pagerank<'a>(input: GraphInput<'a>, iterations: u32, damping: f64, undire
     let mut ranks = with_global(vertices.map(|v| (v, ())), n, |(), n| (1.0 / *n as f64).to_bits());
 
     for _ in 0..iterations {
-        let ranks_arr: Arr<'a, Node, u64> = ranks.arrange_by_key();
+        let ranks_arr: Arr<'a, Node, u64, T> = ranks.arrange_by_key();
         // `(u, ())` with multiplicity `PR(u)/|Nout(u)|` in fixed point.
         let shares = weighted(
             ranks_arr

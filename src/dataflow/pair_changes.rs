@@ -6,6 +6,37 @@
 //!
 //! Cost: the exchange of every pair change to one worker, plus whatever `step` does; the state
 //! is `step`'s (linear in the pairs for the algorithms here).
+//!
+//! # Example
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use ripples::dataflow::{custom, pair_changes::at_one_worker};
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // Degrees kept at one worker: every pair change moves both endpoints' multiplicity.
+//! let degrees = custom("pair-degree", |input| {
+//!     let pairs = input.edge_set(true).filter(|&(a, b)| a < b);
+//!     at_one_worker(pairs, "PairDegree", |changes, delta: &mut HashMap<u64, isize>| {
+//!         for ((a, b), d) in changes {
+//!             *delta.entry(a).or_insert(0) += d;
+//!             *delta.entry(b).or_insert(0) += d;
+//!         }
+//!     })
+//!     .count()
+//!     .map(|(v, n)| (v, n as u64))
+//! });
+//! // A triangle with a parallel copy of 0 - 1 (one pair); then 2 - 3 appears and 0 - 1 goes.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 0, None), (1, 2, None), (2, 0, None)],
+//!     updates: vec![Update::insert(2, 3), Update::delete(0, 1), Update::delete(1, 0)],
+//!     batch: 3,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, degrees).unwrap().unwrap();
+//! assert_eq!(report.final_state.unwrap(), vec![(0, 1), (1, 1), (2, 3), (3, 1)]);
+//! ```
 
 use std::collections::HashMap;
 

@@ -40,11 +40,39 @@
 //! happened once in 170 epochs of 100 churn updates and took 1.4 s, against 10 ms for a typical
 //! epoch. Prioritised label introduction (smallest ids first) in both stages made typical
 //! epochs 3–9 times cheaper than introducing all labels at once.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::scc::Scc;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // The path 0 -> 1 -> 2; epoch 1 closes the cycle 2 -> 0, epoch 2 opens it at 1 -> 2.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None)],
+//!     updates: vec![Update::insert(2, 0), Update::delete(1, 2)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Scc).unwrap().unwrap();
+//! let changes = report.changes.unwrap();
+//! let inserted = |epoch| changes.iter().filter(|c| c.epoch == epoch && c.diff > 0).map(|c| (c.key, c.value)).collect::<Vec<_>>();
+//! assert_eq!(inserted(0), vec![(0, 0), (1, 1), (2, 2)]);
+//! // One component, labelled by its smallest vertex.
+//! assert_eq!(inserted(1), vec![(1, 0), (2, 0)]);
+//! // 2 -> 0 -> 1 is a path again: every vertex is its own component.
+//! assert_eq!(report.final_state.unwrap(), vec![(0, 0), (1, 1), (2, 2)]);
+//! ```
 
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 use differential_dataflow::algorithms::graphs::scc::strongly_connected_at;
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
+use timely::progress::Timestamp;
 
 use super::{Algorithm, GraphInput, ResultCollection};
+use crate::types::{Diff, Node};
 
 /// Strongly connected components, labelled with their smallest vertex id.
 #[derive(Clone, Copy, Debug, Default)]
@@ -61,8 +89,19 @@ impl Algorithm for Scc {
 
 /// Builds the SCC dataflow: `(vertex, smallest id in its strongly connected component)`.
 pub fn scc<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
-    let vertices = input.vertex_set();
-    let edges = input.edge_set(false).filter(|(s, d)| s != d);
+    strong_components(input.edge_set(false).filter(|(s, d)| s != d), input.vertex_set())
+}
+
+/// **The collection rung**: `(vertex, smallest id of its strongly connected component)` for
+/// every vertex of `vertices`, over directed `(src, dst)` edges (a set or a multiset; self-loops
+/// change nothing), at any timestamp `T`. Semantics and cost as in the module docs.
+pub fn strong_components<'a, T>(
+    edges: VecCollection<'a, T, (Node, Node), Diff>,
+    vertices: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice + std::hash::Hash,
+{
     let inside = strongly_connected_at(edges, |label: &u64| *label);
     propagate_at(inside, vertices.map(|v| (v, v)), |label: &u64| *label)
 }

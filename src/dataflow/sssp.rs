@@ -21,7 +21,7 @@
 //! retracted is retracted bit-identically.
 //!
 //! **How.** Differential Bellman–Ford with delta-stepping priorities, i.e. min-plus label
-//! propagation ([`min_distances`](super::bfs::min_distances)): inside an iterative scope the
+//! propagation ([`min_distances`]): inside an iterative scope the
 //! source proposes 0.0 to itself, every vertex keeps its smallest proposal (a `reduce` whose
 //! arrangement is reused) and proposes `d + w` along each out-edge copy (a `join` against the
 //! arranged edges, so a heavier parallel copy only adds a proposal that loses). A proposal of
@@ -44,10 +44,36 @@
 //!   paths use retracts the affected shortest-path sub-tree, which settles at its next best
 //!   distances (or infinity);
 //! * a vertex that appears or vanishes also changes one record of the output `reduce`.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::sssp::Sssp;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // 0 -> 1 (0.5) -> 2 (0.25) beats the direct 0 -> 2 (1.0) until epoch 1 deletes 1 -> 2.
+//! let stream = MemoryStream {
+//!     vertices: vec![9],
+//!     initial: vec![(0, 1, Some(0.5)), (1, 2, Some(0.25)), (0, 2, Some(1.0))],
+//!     updates: vec![Update { weight: Some(0.25), ..Update::delete(1, 2) }],
+//!     batch: 1,
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Sssp { source: 0, undirected: false }).unwrap().unwrap();
+//! // Values are f64 bit patterns; unreachable is infinity.
+//! let lengths: Vec<(u64, f64)> = report.final_state.unwrap().into_iter().map(|(v, b)| (v, f64::from_bits(b))).collect();
+//! assert_eq!(lengths, vec![(0, 0.0), (1, 0.5), (2, 1.0), (9, f64::INFINITY)]);
+//! let epoch0: Vec<(u64, f64)> = report.changes.unwrap().iter().filter(|c| c.epoch == 0 && c.key == 2).map(|c| (c.key, f64::from_bits(c.value))).collect();
+//! assert_eq!(epoch0, vec![(2, 0.75)]);
+//! ```
 
-use super::bfs::{min_distances, with_default};
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
+use timely::progress::Timestamp;
+
+use super::bfs::{min_distances, min_distances_arranged, with_default, ArrangedEdges};
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
-use crate::types::Node;
+use crate::types::{Diff, Node};
 
 /// Single-source shortest paths from `source`.
 #[derive(Clone, Debug)]
@@ -89,8 +115,61 @@ pub fn sssp<'a>(input: GraphInput<'a>, source: Node, undirected: bool) -> Result
     with_default(vertices, distances, f64::INFINITY.to_bits())
 }
 
+/// **The collection rung**: shortest path lengths from a collection of roots over weighted
+/// `(src, dst, weight)` edges followed in their direction (weights `>= 0` as `f64`), at any
+/// timestamp `T`. Values are the `f64` lengths' bits (as everywhere in ripples, so that a
+/// retraction is bit-exact): read them with `f64::from_bits`. Vertices no root reaches are
+/// absent; self-loops are skipped. Cost: as [`min_distances`], prioritised by half octaves.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::sssp::distances;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         let edges = vec![(1u64, 2u64, 0.5f64.to_bits()), (2, 3, 0.25f64.to_bits()), (1, 3, 2.0f64.to_bits())];
+///         let (_, edges) = scope.new_collection_from(edges);
+///         let (_, roots) = scope.new_collection_from(vec![1u64]);
+///         distances(edges, roots)
+///             .inspect(move |((v, d), _t, _r)| sink.lock().unwrap().push((*v, f64::from_bits(*d))));
+///     });
+/// });
+/// let mut seen = seen.lock().unwrap().clone();
+/// seen.sort_by(|a, b| a.partial_cmp(b).unwrap());
+/// assert_eq!(seen, vec![(1, 0.0), (2, 0.5), (3, 0.75)]);
+/// ```
+pub fn distances<'a, T>(
+    edges: VecCollection<'a, T, (Node, Node, u64), Diff>,
+    roots: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
+    let edges = edges.flat_map(|(s, d, w)| (s != d).then_some((s, (d, w))));
+    distances_arranged(edges.arrange_by_key_named("ArrangeEdges"), roots)
+}
+
+/// [`distances`] over an edge arrangement `src → (dst, weight bits)` built (and shared) elsewhere.
+pub fn distances_arranged<'a, T>(
+    edges: ArrangedEdges<'a, T, u64>,
+    roots: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
+    min_distances_arranged(
+        edges,
+        roots.map(|r| (r, 0.0f64.to_bits())),
+        |d: &u64, w: &u64| (f64::from_bits(*d) + f64::from_bits(*w)).to_bits(),
+        |d: &u64| priority(*d),
+    )
+}
+
 /// The round before which a proposal of length bits `d` is not considered (see
-/// [`min_distances`](super::bfs::min_distances)): the length's exponent and its top mantissa bit,
+/// [`min_distances`]): the length's exponent and its top mantissa bit,
 /// i.e. buckets of half an octave (`[1, 1.5)`, `[1.5, 2)`, `[2, 3)`, ...), monotone in the
 /// length and independent of the weights' scale; 0 has bucket 0.
 ///

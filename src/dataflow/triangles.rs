@@ -33,6 +33,40 @@
 //! for `k` common neighbours; a parallel copy or a self-loop costs only the `distinct`. The
 //! intersections are not spread over the workers: the worker that holds the adjacency does all
 //! of them.
+//!
+//! # Example
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use ripples::dataflow::triangles::Triangles;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::oracle;
+//! use ripples::types::Update;
+//! // Two triangles sharing the edge 1 - 2 once epoch 1 adds 1 - 3; epoch 2 deletes 0 - 2.
+//! let initial = vec![(0, 1), (1, 2), (0, 2), (2, 3)];
+//! let updates = vec![Update::insert(1, 3), Update::delete(0, 2)];
+//! let stream = MemoryStream {
+//!     initial: initial.iter().map(|&(s, d)| (s, d, None)).collect(),
+//!     updates: updates.clone(),
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Triangles).unwrap().unwrap();
+//! let got: BTreeMap<u64, u64> = report.final_state.unwrap().into_iter().collect();
+//! // The sequential oracle on the final graph agrees: only the triangle {1, 2, 3} is left.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (1, 3, 1.0)];
+//! assert_eq!(got, oracle::triangles(&oracle::vertex_set([], &edges), &edges));
+//! assert_eq!(got.into_iter().collect::<Vec<_>>(), vec![(0, 0), (1, 1), (2, 1), (3, 1)]);
+//! // At epoch 1 vertices 1 and 2 were in two triangles: summing the changes up to an epoch gives
+//! // the result at that epoch.
+//! let mut at1 = BTreeMap::new();
+//! for c in report.changes.unwrap().iter().filter(|c| c.epoch <= 1) {
+//!     *at1.entry((c.key, c.value)).or_insert(0) += c.diff as i64;
+//! }
+//! at1.retain(|_, n| *n != 0);
+//! assert_eq!(at1.keys().copied().collect::<Vec<_>>(), vec![(0, 1), (1, 2), (2, 2), (3, 1)]);
+//! ```
 
 use std::collections::{HashMap, HashSet};
 

@@ -9,6 +9,32 @@
 //!   can enumerate a component's members (a circular "next" list per component, spliced in O(1)
 //!   on union), so that it can report which vertices' labels (smallest id in the component)
 //!   changed.
+//!
+//! ```
+//! use ripples::dataflow::union_find::{HashUnionFind, LabelledUnionFind};
+//! let mut uf = HashUnionFind::new();
+//! assert!(uf.union(10, 20));
+//! assert!(uf.union(30, 20));
+//! assert!(!uf.union(10, 30), "already one set");
+//! uf.union(7, 8);
+//! let mut labels = uf.labels();
+//! labels.sort();
+//! assert_eq!(labels, vec![(7, 7), (8, 7), (10, 10), (20, 10), (30, 10)]);
+//!
+//! // The labelled variant reports how the labels (smallest id per component) changed.
+//! let mut wcc = LabelledUnionFind::new();
+//! wcc.union(5, 6);
+//! let mut changes = Vec::new();
+//! wcc.drain_changes(&mut changes);
+//! changes.sort();
+//! assert_eq!(changes, vec![((5, 5), 1), ((6, 5), 1)]);
+//! wcc.union(6, 2); // 2 is the new smallest id: 5 and 6 move to label 2
+//! changes.clear();
+//! wcc.drain_changes(&mut changes);
+//! changes.sort();
+//! assert_eq!(changes, vec![((2, 2), 1), ((5, 2), 1), ((5, 5), -1), ((6, 2), 1), ((6, 5), -1)]);
+//! assert_eq!(wcc.label(6), Some(2));
+//! ```
 
 use rustc_hash::FxHashMap;
 
@@ -22,9 +48,11 @@ pub struct DenseUnionFind {
 }
 
 impl DenseUnionFind {
+    /// An empty forest (add elements with [`DenseUnionFind::push`]).
     pub fn new() -> Self {
         DenseUnionFind::default()
     }
+    /// `n` singletons `0..n`.
     pub fn with_len(n: usize) -> Self {
         DenseUnionFind { parent: (0..n as u32).collect(), size: vec![1; n] }
     }
@@ -35,9 +63,11 @@ impl DenseUnionFind {
         self.size.push(1);
         i
     }
+    /// Number of elements (indices `0..len`).
     pub fn len(&self) -> usize {
         self.parent.len()
     }
+    /// Whether there are no elements.
     pub fn is_empty(&self) -> bool {
         self.parent.is_empty()
     }
@@ -85,6 +115,7 @@ pub struct HashUnionFind {
 }
 
 impl HashUnionFind {
+    /// An empty structure: no id seen yet.
     pub fn new() -> Self {
         HashUnionFind::default()
     }
@@ -119,6 +150,7 @@ impl HashUnionFind {
     pub fn len(&self) -> usize {
         self.ids.len()
     }
+    /// Whether no id was seen yet.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
@@ -154,6 +186,7 @@ pub struct LabelledUnionFind {
 }
 
 impl LabelledUnionFind {
+    /// An empty structure: no vertex, no pending change.
     pub fn new() -> Self {
         LabelledUnionFind::default()
     }
@@ -229,6 +262,7 @@ impl LabelledUnionFind {
     pub fn len(&self) -> usize {
         self.ids.len()
     }
+    /// Whether there is no vertex.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }

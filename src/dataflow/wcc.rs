@@ -43,12 +43,38 @@
 //! (two hash lookups and a union-find step); a merge of two components costs O(size of the one
 //! whose smallest id is larger) at the merging worker — the same output the general path must
 //! produce.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::wcc::Wcc;
+//! use ripples::driver::{self, MemoryStream, RunOptions};
+//! use ripples::types::Update;
+//! // Epoch 0: the path 0 - 1 - 2 and the edge 5 - 6. Epoch 1 joins them; epoch 2 cuts 1 - 2.
+//! let stream = MemoryStream {
+//!     initial: vec![(0, 1, None), (1, 2, None), (5, 6, None)],
+//!     updates: vec![Update::insert(2, 5), Update::delete(1, 2)],
+//!     batch: 1,
+//!     ..MemoryStream::default()
+//! };
+//! let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+//! let report = driver::run(options, Wcc).unwrap().unwrap();
+//! assert_eq!(report.final_state.unwrap(), vec![(0, 0), (1, 0), (2, 2), (5, 2), (6, 2)]);
+//! // Epoch 1 moved 5 and 6 to label 0: per vertex, the retraction comes before the insertion.
+//! let epoch1: Vec<_> =
+//!     report.changes.unwrap().iter().filter(|c| c.epoch == 1).map(|c| (c.key, c.value, c.diff)).collect();
+//! assert_eq!(epoch1, vec![(5, 5, -1), (5, 0, 1), (6, 5, -1), (6, 0, 1)]);
+//! ```
 
-use differential_dataflow::algorithms::graphs::propagate::propagate_at;
-use differential_dataflow::AsCollection;
+use differential_dataflow::algorithms::graphs::propagate::propagate_core;
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
+use differential_dataflow::trace::implementations::ValSpine;
+use differential_dataflow::{AsCollection, VecCollection};
 use timely::dataflow::channels::pact::{Exchange, Pipeline};
 use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::{Capability, Concat};
+use timely::progress::Timestamp;
 
 use super::time_stash::TimeStash;
 use super::union_find::{HashUnionFind, LabelledUnionFind};
@@ -91,10 +117,58 @@ impl Algorithm for WccGeneral {
 
 /// The general path: `(vertex, smallest id in its component)` under insertions and deletions.
 pub fn wcc<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
-    let nodes = input.vertex_set().map(|n| (n, n));
-    let edges = input.edges.clone().map(|(s, d, _)| (s, d));
+    components(input.edges.clone().map(|(s, d, _)| (s, d)), input.vertex_set())
+}
+
+/// Symmetrised edges arranged by source, as [`components_arranged`] takes them.
+pub type ArrangedPairs<'a, T> = Arranged<'a, TraceAgent<ValSpine<Node, Node, T, Diff>>>;
+
+/// **The collection rung**: `(vertex, smallest id in its component)` for every vertex of
+/// `nodes`, over `(src, dst)` edges of any direction and multiplicity, at any timestamp `T` — in
+/// a user's own dataflow or inside an `iterate` scope. This is the general path (label
+/// propagation, cost as in the module docs); the fast paths of [`Wcc`] need the driver's
+/// knowledge of the stream and stay there. Endpoints of `edges` missing from `nodes` get no
+/// label of their own but pass labels on.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::wcc::components;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         let (_, edges) = scope.new_collection_from(vec![(5u64, 2u64), (2, 9), (7, 8)]);
+///         let (_, nodes) = scope.new_collection_from(vec![2u64, 5, 7, 8, 9, 11]);
+///         components(edges, nodes).inspect(move |(label, _time, _diff)| sink.lock().unwrap().push(*label));
+///     });
+/// });
+/// let mut seen = seen.lock().unwrap().clone();
+/// seen.sort();
+/// assert_eq!(seen, vec![(2, 2), (5, 2), (7, 7), (8, 7), (9, 2), (11, 11)]);
+/// ```
+pub fn components<'a, T>(
+    edges: VecCollection<'a, T, (Node, Node), Diff>,
+    nodes: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice + std::hash::Hash,
+{
     let symmetric = edges.clone().concat(edges.map(|(s, d)| (d, s)));
-    propagate_at(symmetric, nodes, |label: &u64| *label)
+    components_arranged(symmetric.arrange_by_key(), nodes)
+}
+
+/// [`components`] over symmetrised edges already arranged by source (both directions of every
+/// edge), built — and shared with other computations — elsewhere.
+pub fn components_arranged<'a, T>(
+    symmetric: ArrangedPairs<'a, T>,
+    nodes: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice + std::hash::Hash,
+{
+    propagate_core(symmetric, nodes.map(|n| (n, n)), |label: &u64| *label)
 }
 
 /// The least time of the frontier, if the frontier is a single time (always, for epochs).

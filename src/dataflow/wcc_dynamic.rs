@@ -68,6 +68,27 @@
 //! In debug builds the forest is checked after every time: acyclic, every forest edge a present
 //! link, forest size = vertices − components, every non-tree edge inside one tree, every label
 //! the smallest id of its tree.
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::wcc_dynamic::DynamicForest;
+//! let mut forest = DynamicForest::default();
+//! let mut out = Vec::new();
+//! // Time 0: the path 1 - 2 - 3 and the edge 7 - 8 (vertex-file changes: none).
+//! forest.apply(&[], &mut vec![(1, 2, 1), (2, 3, 1), (7, 8, 1)], &mut out);
+//! out.sort();
+//! assert_eq!(out, vec![((1, 1), 1), ((2, 1), 1), ((3, 1), 1), ((7, 7), 1), ((8, 7), 1)]);
+//! // Time 1: 3 - 7 joins them and 1 - 2 goes: 2, 3, 7, 8 are one component labelled 2.
+//! out.clear();
+//! forest.apply(&[], &mut vec![(3, 7, 1), (1, 2, -1)], &mut out);
+//! out.sort();
+//! assert_eq!(
+//!     out,
+//!     vec![((1, 1), -1), ((2, 1), -1), ((2, 2), 1), ((3, 1), -1), ((3, 2), 1), ((7, 2), 1), ((7, 7), -1), ((8, 2), 1), ((8, 7), -1)]
+//! );
+//! assert_eq!(forest.links(), 3);
+//! ```
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

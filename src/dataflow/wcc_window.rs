@@ -19,6 +19,32 @@
 //! multiset. *Cost:* O(log n) amortised per edge copy (link-cut operations), plus the label
 //! changes themselves (a merge or split relabels the side whose smallest id changed, which the
 //! output must list anyway).
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::dataflow::wcc_window::WindowForest;
+//! let mut forest = WindowForest::new();
+//! let mut changes = Vec::new();
+//! let mut drain = |forest: &mut WindowForest| {
+//!     changes.clear();
+//!     forest.drain_changes(&mut changes);
+//!     changes.sort();
+//!     changes.clone()
+//! };
+//! // Time 0: 1 - 2 leaves at 10, 2 - 3 at 5; 1 - 3 (leaving at 20) closes a cycle and evicts
+//! // 2 - 3, the edge on it that leaves first.
+//! forest.insert(1, 2, Some(10));
+//! forest.insert(2, 3, Some(5));
+//! forest.insert(1, 3, Some(20));
+//! assert_eq!(drain(&mut forest), vec![((1, 1), 1), ((2, 1), 1), ((3, 1), 1)]);
+//! // At 5, 2 - 3 leaves: nothing changes, 3 hangs on 1 - 3.
+//! forest.expire(5);
+//! assert_eq!(drain(&mut forest), vec![]);
+//! // At 10, 1 - 2 leaves: vertex 2 has no edge left and leaves the result.
+//! forest.expire(10);
+//! assert_eq!(drain(&mut forest), vec![((2, 1), -1)]);
+//! ```
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap};
@@ -89,6 +115,7 @@ enum Owner {
 }
 
 impl WindowForest {
+    /// An empty forest: no vertex, no edge.
     pub fn new() -> Self {
         Self::default()
     }

@@ -3,6 +3,20 @@
 //! Used before the main dataflow starts, so that all workers agree on facts only some of them
 //! know: the first input error (so that every process stops with the same message), global
 //! counts, and the multiplicities needed to validate deletions.
+//!
+//! ```
+//! use ripples::driver::allgather::allgather;
+//! // Three workers each know one number; afterwards every worker knows all three.
+//! let results = timely::execute(timely::Config::process(3), |worker| {
+//!     let mine = worker.index() as u64 * 10;
+//!     allgather(worker, mine)
+//! })
+//! .unwrap()
+//! .join();
+//! for result in results {
+//!     assert_eq!(result.unwrap(), vec![0, 10, 20]);
+//! }
+//! ```
 
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -116,6 +116,8 @@ pub struct FileEpochs {
 }
 
 impl FileEpochs {
+    /// The epochs of `share`, this worker's part of the loaded input; `facts` are what every
+    /// worker knows about the whole input (epoch sizes).
     pub fn new(share: WorkerShare, facts: InputFacts) -> Self {
         FileEpochs { share, facts, next: 0 }
     }
@@ -173,6 +175,9 @@ pub struct LiveEpochs {
 }
 
 impl LiveEpochs {
+    /// Epochs from the front end's `receiver`, of which this worker (`local` of `locals` in the
+    /// process) feeds its slice; epochs up to `written_through` are replayed without being
+    /// written again, and completed epochs are reported to `progress`.
     pub fn new(
         receiver: Receiver<EpochBatch>,
         (local, locals): (usize, usize),

@@ -41,13 +41,25 @@ pub enum RunError {
         "process {process} ({address}) disconnected: {reason}; the cluster stopped. Restart every process with the same flags to {}",
         if *resumable { "resume from the state directory" } else { "run again" }
     )]
-    Cluster { process: usize, address: String, reason: String, resumable: bool },
+    Cluster {
+        /// The index of the process that went away (`--process` of it).
+        process: usize,
+        /// Its `host:port` from the hostfile.
+        address: String,
+        /// What the communication layer reported.
+        reason: String,
+        /// Whether a state directory lets the restarted cluster resume.
+        resumable: bool,
+    },
     /// A worker failed (a bug: the message and where it happened).
     #[error("a worker failed: {0}")]
     WorkerFailed(String),
     /// The live front end could not start (bad options, an address in use, recovery failed).
     #[error(transparent)]
     LiveStart(#[from] crate::live::StartError),
+    /// An observer of the run's changes failed (see [`super::observe`]).
+    #[error("{0}")]
+    Observer(String),
     /// The state directory (write-ahead log, snapshots, change-log mark) failed.
     #[error(transparent)]
     State(#[from] crate::live::DurabilityError),

@@ -1,5 +1,21 @@
 //! Process layout: how many workers per process, how many processes, which one this is, and
 //! where the others listen. Maps onto timely's communication configuration.
+//!
+//! ```
+//! use ripples::driver::Layout;
+//! // `-w 4`: one process, four worker threads; no addresses needed.
+//! assert!(Layout::threads(4).timely_config().is_ok());
+//! assert!(Layout::threads(4).addresses().unwrap().is_empty());
+//! // `-n 2 -p 1` without a hostfile: process i listens on 127.0.0.1:(2101 + i).
+//! let second = Layout { processes: 2, process: 1, ..Layout::threads(2) };
+//! assert_eq!(second.addresses().unwrap(), vec!["127.0.0.1:2101", "127.0.0.1:2102"]);
+//! // A process index out of range is refused with the flags' names.
+//! let bad = Layout { processes: 2, process: 2, ..Layout::default() };
+//! assert_eq!(
+//!     bad.timely_config().unwrap_err().to_string(),
+//!     "--process 2 is out of range: with --processes 2 it must be 0..1"
+//! );
+//! ```
 
 use std::path::{Path, PathBuf};
 
@@ -12,10 +28,22 @@ pub enum LayoutError {
     /// The hostfile could not be read. (The I/O error is part of the message and not exposed as
     /// `source()`, so that chain printers do not repeat it.)
     #[error("cannot read hostfile {}: {error}", path.display())]
-    Hostfile { path: PathBuf, error: std::io::Error },
+    Hostfile {
+        /// The hostfile given with `--hostfile`.
+        path: PathBuf,
+        /// The error reading it.
+        error: std::io::Error,
+    },
     /// A hostfile line is not `host:port`.
     #[error("{}:{line}: expected host:port, found '{found}'", path.display())]
-    HostfileLine { path: PathBuf, line: usize, found: String },
+    HostfileLine {
+        /// The hostfile.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// The line's text.
+        found: String,
+    },
 }
 
 macro_rules! invalid {

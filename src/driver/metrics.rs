@@ -1,5 +1,14 @@
 //! Measurements the driver takes: process memory. (The records they fill are in
 //! [`crate::types::stats`].)
+//!
+//! ```
+//! let (current, peak) = ripples::driver::metrics::memory();
+//! if std::path::Path::new("/proc/self/status").exists() {
+//!     assert!(current > 0 && peak >= current);
+//! } else {
+//!     assert_eq!((current, peak), (0, 0));
+//! }
+//! ```
 
 pub use crate::types::stats::{EpochStats, LatencySummary};
 

@@ -9,6 +9,8 @@
 //! * [`writer`] — what the writing worker does with a completed epoch: change log, stats,
 //!   progress, summary;
 //! * [`resume`] — continuing a change log after a restart;
+//! * [`observe`] — the [`Observer`](observe::Observer) trait: whoever else receives every
+//!   completed epoch's changes (a SQL mirror, an embedding program);
 //! * [`worker`] — one worker's run, top to bottom;
 //! * [`layout`], [`allgather`], [`metrics`], [`error`] — process layout, the all-worker
 //!   exchange of small facts, memory readings, and [`RunError`].
@@ -30,6 +32,7 @@ pub mod feed;
 pub mod input;
 pub mod layout;
 pub mod metrics;
+pub mod observe;
 pub mod resume;
 pub mod worker;
 pub mod writer;
@@ -50,7 +53,9 @@ use crate::types::{Node, Time};
 /// Everything a run needs besides the algorithm.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
+    /// Workers per process, processes, this process's index and the hostfile's addresses.
     pub layout: Layout,
+    /// Where the stream comes from: files, a stream in memory, or live input.
     pub source: Source,
     /// Final result, `key value` per line, sorted by key.
     pub output: Option<PathBuf>,
@@ -77,6 +82,9 @@ pub struct RunOptions {
     /// Windowed file runs: every late update and what happened to it (`--late-output`; live
     /// input writes it from the front end, see [`crate::live::LiveConfig::late_output`]).
     pub late_output: Option<PathBuf>,
+    /// Who else receives every completed epoch's changes (see [`observe`]): called by the
+    /// writing worker of process 0 only.
+    pub observers: observe::Observers,
 }
 
 impl Default for RunOptions {
@@ -95,6 +103,7 @@ impl Default for RunOptions {
             time_limit: None,
             window: None,
             late_output: None,
+            observers: observe::Observers::default(),
         }
     }
 }
@@ -117,7 +126,9 @@ impl RunOptions {
 /// What a run reports (from the writing worker; other processes get `None`).
 #[derive(Clone, Debug, Default)]
 pub struct RunReport {
+    /// The run's summary, as written to the end of `--stats`.
     pub summary: RunSummary,
+    /// Every epoch's statistics, in order (epoch 0 is the initial graph).
     pub epochs: Vec<EpochStats>,
     /// Every change, in the order written, when `collect` was set.
     pub changes: Option<Vec<Change>>,
@@ -131,9 +142,13 @@ pub struct RunReport {
 /// One algorithm's outputs in a run.
 #[derive(Clone, Debug, Default)]
 pub struct AlgorithmReport {
+    /// The algorithm's name (its file names with `--output-dir`).
     pub name: String,
+    /// Change-log lines it produced over the run.
     pub output_changes: u64,
+    /// Every change, in the order written, when `collect` was set.
     pub changes: Option<Vec<Change>>,
+    /// Its final result `(key, value)`, sorted, when `keep_state` was set.
     pub final_state: Option<Vec<(Node, u64)>>,
 }
 
@@ -187,6 +202,9 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
                     eprintln!("ripples: listening on {}", addr);
                 }
             }
+            options
+                .observers
+                .live_started(&observe::LiveStarted { next_epoch: handle.next_epoch, local_addr: handle.local_addr });
             handle.progress.attach();
             let shared = LiveShared {
                 receivers: std::sync::Mutex::new(handle.receivers.into_iter().map(Some).collect()),

@@ -14,10 +14,11 @@ use std::rc::Rc;
 
 use super::epochs::EventEpoch;
 use super::metrics;
+use super::observe::{EpochView, Observers, OutputInfo};
 use super::resume::Resume;
 use super::{AlgorithmReport, RunError, RunOptions, RunReport};
 use crate::dataflow::Algorithm;
-use crate::sinks::{Progress, ResultSink, RunSummary, StatsWriter};
+use crate::sinks::{Change, Progress, ResultSink, RunSummary, StatsWriter};
 use crate::types::stats::{EpochStats, LatencySummary};
 use crate::types::{Diff, Node, Time};
 
@@ -43,6 +44,12 @@ pub struct Writer {
     late: u64,
     /// Windowed runs: time to close the last windows at the end of the stream.
     end_seconds: Option<f64>,
+    /// Who else receives every epoch's changes (`--serve`, an embedding program).
+    observers: Observers,
+    /// Per algorithm, the changes of the epoch being written (only when there are observers).
+    observed: Option<Vec<Vec<Change>>>,
+    /// The largest lag any observer reported.
+    max_observer_lag: Option<u64>,
 }
 
 /// Facts about the run the summary reports besides what the writer measured.
@@ -58,7 +65,13 @@ pub struct RunFacts {
 }
 
 /// Writes the buffered changes of every time below `frontier` to `sink`, time by time.
-fn write_times_below(sink: &mut ResultSink, buffer: &SinkBuffer, frontier: Time, write: bool) -> Result<u64, RunError> {
+fn write_times_below(
+    sink: &mut ResultSink,
+    buffer: &SinkBuffer,
+    frontier: Time,
+    write: bool,
+    mut observed: Option<&mut Vec<Change>>,
+) -> Result<u64, RunError> {
     let mut lines = 0;
     loop {
         let next = {
@@ -69,7 +82,7 @@ fn write_times_below(sink: &mut ResultSink, buffer: &SinkBuffer, frontier: Time,
             }
         };
         let Some((time, changes)) = next else { return Ok(lines) };
-        lines += sink.epoch_with(time, changes, write)?;
+        lines += sink.epoch_with(time, changes, write, observed.as_deref_mut())?;
     }
 }
 
@@ -105,6 +118,13 @@ impl Writer {
             )?);
         }
         let stats = options.stats.as_deref().map(StatsWriter::create).transpose()?;
+        let observers = options.observers.clone();
+        let observed = (!observers.is_empty()).then(|| vec![Vec::new(); algorithms.len()]);
+        if observed.is_some() {
+            let outputs: Vec<OutputInfo> =
+                algorithms.iter().map(|a| OutputInfo { name: a.name(), format: a.value_format() }).collect();
+            observers.start(&outputs).map_err(RunError::Observer)?;
+        }
         Ok(Writer {
             sink_changes: vec![0; sinks.len()],
             sinks,
@@ -120,6 +140,9 @@ impl Writer {
             resume,
             late: 0,
             end_seconds: None,
+            observers,
+            observed,
+            max_observer_lag: None,
         })
     }
 
@@ -127,12 +150,32 @@ impl Writer {
     /// `seconds`: how long the dataflow took to reach the final frontier.
     pub fn finish_window(&mut self, buffers: &[SinkBuffer], frontier: Time, seconds: f64) -> Result<(), RunError> {
         for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
-            let n = write_times_below(sink, buffer, frontier, true)?;
+            let observed = self.observed.as_mut().map(|o| &mut o[i]);
+            let n = write_times_below(sink, buffer, frontier, true, observed)?;
             self.sink_changes[i] += n;
             self.output_changes += n;
         }
         self.update_seconds += seconds;
         self.end_seconds = Some(seconds);
+        if let Some(observed) = &mut self.observed {
+            let last = observed.iter().flatten().map(|c| c.epoch).max();
+            if let Some(epoch) = last {
+                let (rss, _) = metrics::memory();
+                let stats = EpochStats {
+                    epoch,
+                    updates: 0,
+                    latency_ms: seconds * 1000.0,
+                    output_changes: observed.iter().map(|c| c.len() as u64).sum(),
+                    rss_bytes: rss,
+                    watermark: None,
+                    late: None,
+                    observer_lag: None,
+                };
+                let view = EpochView { epoch, stats: &stats, changes: observed, replayed: false };
+                self.observers.epoch(&view).map_err(RunError::Observer)?;
+            }
+            observed.iter_mut().for_each(Vec::clear);
+        }
         Ok(())
     }
 
@@ -159,6 +202,7 @@ impl Writer {
         let quiet = self.resume.is_written(epoch);
         let mut lines = 0;
         for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
+            let observed = self.observed.as_mut().map(|o| &mut o[i]);
             let n = match event {
                 None => {
                     let mut changes = Vec::new();
@@ -171,9 +215,9 @@ impl Writer {
                             }
                         }
                     }
-                    sink.epoch_with(epoch, changes, !quiet)?
+                    sink.epoch_with(epoch, changes, !quiet, observed)?
                 }
-                Some(event) => write_times_below(sink, buffer, event.frontier, !quiet)?,
+                Some(event) => write_times_below(sink, buffer, event.frontier, !quiet, observed)?,
             };
             self.sink_changes[i] += n;
             lines += n;
@@ -184,6 +228,10 @@ impl Writer {
         self.output_changes += lines;
         let (rss, hwm) = metrics::memory();
         self.peak_rss = self.peak_rss.max(hwm);
+        let lag = if self.observed.is_some() { self.observers.lag_epochs() } else { None };
+        if let Some(lag) = lag {
+            self.max_observer_lag = Some(self.max_observer_lag.unwrap_or(0).max(lag));
+        }
         let s = EpochStats {
             epoch,
             updates,
@@ -192,7 +240,13 @@ impl Writer {
             rss_bytes: rss,
             watermark: event.map(|e| e.watermark),
             late: event.map(|e| e.late),
+            observer_lag: lag,
         };
+        if let Some(observed) = &mut self.observed {
+            let view = EpochView { epoch, stats: &s, changes: observed, replayed: quiet };
+            self.observers.epoch(&view).map_err(RunError::Observer)?;
+            observed.iter_mut().for_each(Vec::clear);
+        }
         self.late += event.map_or(0, |e| e.late);
         if let Some(w) = &mut self.stats {
             w.epoch(&s)?;
@@ -245,9 +299,13 @@ impl Writer {
             wall_seconds: facts.wall_seconds,
             late_updates: options.window.map(|_| self.late),
             end_seconds: self.end_seconds,
+            max_observer_lag: self.max_observer_lag,
         };
         if let Some(stats) = self.stats {
             stats.summary(&summary)?;
+        }
+        if self.observed.is_some() {
+            self.observers.finish(&summary).map_err(RunError::Observer)?;
         }
         Ok(RunReport { summary, epochs: self.epoch_stats, changes, final_state, algorithms: reports })
     }

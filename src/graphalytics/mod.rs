@@ -11,6 +11,20 @@
 //!
 //! The validation data and a short statement of the specification live in
 //! `tests/data/graphalytics/` (see its `SPEC.md`, `README.md` and `NOTICE`).
+//!
+//! # Example
+//!
+//! ```
+//! use ripples::graphalytics::{format_value_f64, parse_f64, Algorithm, Rule};
+//! // What this crate writes, the validator reads back exactly.
+//! for x in [0.14776291666666667, f64::INFINITY, 0.0] {
+//!     assert_eq!(parse_f64(&format_value_f64(x)), Some(x));
+//! }
+//! // The official rules per algorithm.
+//! assert_eq!(Algorithm::Wcc.rule(), Rule::Equivalence);
+//! assert_eq!(Algorithm::Pr.rule(), Rule::Epsilon(1e-4));
+//! assert_eq!("cdlp".parse::<Algorithm>().unwrap(), Algorithm::Cdlp);
+//! ```
 
 pub mod properties;
 pub mod runner;

@@ -24,6 +24,27 @@
 //! whitespace, and the separator may be surrounded by whitespace; a line ending in an odd
 //! number of backslashes continues on the next line; `\t`, `\n`, `\r`, `\f`, `\uXXXX` and
 //! `\<any other char>` escapes are decoded. A key given twice takes its last value (as in Java).
+//!
+//! ```
+//! use ripples::graphalytics::{Algorithm, GraphSpec};
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("tiny.v"), "1\n2\n").unwrap();
+//! std::fs::write(dir.path().join("tiny.e"), "1 2\n").unwrap();
+//! let properties = dir.path().join("tiny.properties");
+//! std::fs::write(
+//!     &properties,
+//!     "graph.tiny.directed = false\n\
+//!      graph.tiny.algorithms = wcc, bfs\n\
+//!      graph.tiny.bfs.source-vertex = 2\n",
+//! )
+//! .unwrap();
+//! let spec = GraphSpec::load(&properties).unwrap();
+//! assert_eq!(spec.name, "tiny");
+//! assert!(!spec.directed);
+//! assert_eq!(spec.algorithms, vec![Algorithm::Wcc, Algorithm::Bfs]);
+//! assert_eq!(spec.bfs_source, Some(2));
+//! assert_eq!(spec.edge_file, dir.path().join("tiny.e"));
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt;

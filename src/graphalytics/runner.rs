@@ -15,6 +15,18 @@
 //! failed [`CheckResult`] carrying the message, never a panic or an early return: the other checks
 //! still run. Only problems with the dataset as a whole (missing or empty directory, invalid
 //! properties file, a filter that selects nothing) are errors of [`plan`].
+//!
+//! ```
+//! use ripples::graphalytics::runner::{check, default_dir, plan, summary_line, Selection};
+//! use ripples::graphalytics::Algorithm;
+//! // WCC on the example graphs of the LDBC validation data shipped with this crate.
+//! let selection = Selection { algorithm: Some(Algorithm::Wcc), ..Selection::default() };
+//! let checks = plan(&default_dir(), &selection).unwrap();
+//! assert!(checks.iter().any(|c| c.spec.name == "example-directed"));
+//! let results: Vec<_> = checks.iter().map(|c| check(c, 2)).collect();
+//! assert!(results.iter().all(|r| r.pass), "{:?}", results);
+//! assert_eq!(summary_line(&results), format!("{} passed, 0 failed", checks.len()));
+//! ```
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -50,7 +62,9 @@ pub struct Selection {
 /// One planned check: a graph and one of the algorithms it lists.
 #[derive(Clone, Debug)]
 pub struct Check {
+    /// The graph, as its properties file describes it.
     pub spec: GraphSpec,
+    /// The algorithm to run on it and validate.
     pub algorithm: Algorithm,
 }
 
@@ -59,6 +73,7 @@ pub struct Check {
 pub struct CheckResult {
     /// The graph name `<g>`.
     pub graph: String,
+    /// The algorithm that was checked.
     pub algorithm: Algorithm,
     /// Whether the run succeeded and its output passed validation.
     pub pass: bool,

@@ -15,6 +15,23 @@
 //!   [`parse_f64`] must satisfy `|expected - actual| <= eps * |expected|`. Hence infinity only
 //!   matches infinity of the same sign, an expected 0 needs an actual of exactly 0, and NaN
 //!   (expected or actual) never matches.
+//!
+//! ```
+//! use ripples::graphalytics::validate::{parse_output, validate, Rule};
+//! let expected = parse_output("1 1\n2 1\n3 3\n").unwrap();
+//! // WCC labels may differ as long as they name the same components.
+//! let relabelled = parse_output("1 7\n2 7\n3 9\n").unwrap();
+//! assert!(validate(Rule::Equivalence, &expected, &relabelled).pass);
+//! let merged = parse_output("1 7\n2 7\n3 7\n").unwrap();
+//! let v = validate(Rule::Equivalence, &expected, &merged);
+//! assert!(!v.pass && v.mismatches > 0);
+//! // PageRank values within 1e-4 relative pass.
+//! let want = parse_output("1 0.25\n2 infinity\n").unwrap();
+//! let got = parse_output("1 2.50001e-1\n2 inf\n").unwrap();
+//! assert!(validate(Rule::Epsilon(1e-4), &want, &got).pass);
+//! // A vertex given twice is an error naming the line.
+//! assert!(parse_output("1 1\n1 2\n").is_err());
+//! ```
 
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;

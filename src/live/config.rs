@@ -7,6 +7,18 @@
 //! before input stops being read (see [`backpressure`](super::backpressure)); with
 //! [`LiveConfig::state_dir`] every epoch is made durable before it is acknowledged (see
 //! [`state`](super::state)).
+//!
+//! ```
+//! use ripples::live::{LiveConfig, LiveInput};
+//! // `--listen 127.0.0.1:7000 --batch 1000 -w 4`
+//! let config = LiveConfig {
+//!     batch: Some(1000),
+//!     workers: 4,
+//!     ..LiveConfig::new(LiveInput::Listen("127.0.0.1:7000".into()))
+//! };
+//! assert_eq!(config.max_behind, 16, "the default backpressure bound");
+//! assert!(config.epoch_ms.is_none() && config.state_dir.is_none() && !config.insert_only);
+//! ```
 
 use std::path::PathBuf;
 
@@ -15,16 +27,20 @@ use crate::sources::window::WindowSpec;
 /// Where live update lines come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LiveInput {
+    /// Read update lines from standard input (`--live`); its end is an `end`.
     Stdin,
     /// Listen on `host:port` for producers.
     Listen(String),
     /// Follow a file as it grows.
     Follow(PathBuf),
+    /// Typed submissions from the program the job runs in (`ripples::job`).
+    Embedded(super::transport::embedded::EmbeddedInput),
 }
 
 /// Configuration of the live front end.
 #[derive(Clone, Debug)]
 pub struct LiveConfig {
+    /// Where update lines come from.
     pub input: LiveInput,
     /// Initial graph file, read as epoch 0 on a fresh start only.
     pub graph: Option<PathBuf>,
@@ -38,6 +54,8 @@ pub struct LiveConfig {
     pub epoch_ms: Option<u64>,
     /// Backpressure: stop reading while `accepted - completed > max_behind`.
     pub max_behind: u64,
+    /// `--state-dir`: log every epoch there before it is acknowledged, and recover from it on a
+    /// restart (see [`state`](super::state)).
     pub state_dir: Option<PathBuf>,
     /// Snapshot the multiset at every epoch that is a multiple of this (with `state_dir`).
     pub snapshot_every: Option<u64>,

@@ -19,7 +19,8 @@
 //! * `config` — [`LiveConfig`] and [`LiveInput`]: where lines come from, how epochs close.
 //! * `start` — [`start()`]: recovery or the initial graph, the initial batches, the threads.
 //! * `transport` — the input threads: `transport::stdin`, `transport::follow`, `transport::tcp`
-//!   (with the TCP protocol).
+//!   (with the TCP protocol), `transport::embedded` (typed submissions from the program the
+//!   job runs in).
 //! * `lines` — the line grammar and the splitter that cuts bytes into lines.
 //! * `sequencer` — the thread that owns the open epoch and closes epochs.
 //! * `claims` — which deletions are valid while several producers fill one epoch.
@@ -37,6 +38,38 @@
 //! completed epochs back (for backpressure, snapshots and the `end` handshake).
 //!
 //! Layering: `live` depends on [`crate::types`] and [`crate::sources`] only.
+//!
+//! # Playing the driver
+//!
+//! The front end alone, following a file, with this example in the driver's place: it receives
+//! every epoch and reports it complete, which is what lets `end` finish the stream.
+//!
+//! ```
+//! use ripples::live::{start, LiveConfig, LiveInput};
+//! use ripples::types::Update;
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("updates.txt");
+//! std::fs::write(&path, "+ 0 1\n+ 1 2\ncommit\n- 0 1\n- 5 6\nend\n").unwrap();
+//! let config = LiveConfig { skip_bad_lines: true, ..LiveConfig::new(LiveInput::Follow(path)) };
+//! let handle = start(config).unwrap();
+//! let mut epochs = Vec::new();
+//! for batch in handle.receivers[0].iter() {
+//!     handle.progress.complete(batch.epoch);
+//!     epochs.push((batch.epoch, batch.updates));
+//! }
+//! // Epoch 0 is the (here empty) initial graph; `commit` closed epoch 1, `end` epoch 2. The
+//! // deletion of the absent edge 5 6 was rejected and skipped.
+//! assert_eq!(
+//!     epochs,
+//!     vec![
+//!         (0, vec![]),
+//!         (1, vec![Update::insert(0, 1), Update::insert(1, 2)]),
+//!         (2, vec![Update::delete(0, 1)]),
+//!     ]
+//! );
+//! let summary = handle.thread.join().unwrap().unwrap();
+//! assert_eq!((summary.epochs, summary.updates, summary.rejected_lines), (2, 3, 1));
+//! ```
 
 mod backpressure;
 mod claims;
@@ -58,6 +91,7 @@ pub use progress::Progress;
 pub use sequencer::LiveSummary;
 pub use start::{start, LiveHandle};
 pub use state::{read_mark, write_mark, ChangeLogMark, DurabilityError, Recovered, StateDir};
+pub use transport::embedded::{EmbeddedInput, EmbeddedSender, Submission};
 
 use serde::{Deserialize, Serialize};
 
@@ -66,7 +100,10 @@ use crate::types::{Time, Update};
 /// One closed, validated epoch of updates.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EpochBatch {
+    /// The epoch number: 0 is the initial graph, then one per closed epoch, without gaps.
     pub epoch: Time,
+    /// The epoch's accepted updates, in the order the sequencer accepted them (every deletion
+    /// removes a copy present at that point).
     pub updates: Vec<Update>,
     /// Windowed streams: the event time of each update (`None` for a static edge: the initial
     /// graph, or a static copy restored from a snapshot); empty when no update has one.

@@ -32,6 +32,7 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// Fresh counters: nothing complete, not stopped, no driver attached.
     pub fn new() -> Arc<Self> {
         Arc::new(Progress::default())
     }
@@ -44,10 +45,12 @@ impl Progress {
     pub fn completed(&self) -> u64 {
         self.completed.load(Ordering::SeqCst)
     }
+    /// The driver stopped early (an error, or the time limit): waiters give up waiting.
     pub fn stop(&self) {
         self.stopped.store(true, Ordering::SeqCst);
         self.notify();
     }
+    /// Whether [`Progress::stop`] was called.
     pub fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::SeqCst)
     }

@@ -48,6 +48,8 @@ pub struct LiveHandle {
     /// The stream holds static edges (the initial graph, or untimed copies recovered): in a
     /// windowed stream these never leave.
     pub static_edges: bool,
+    /// The epoch the next commit closes (after the initial or recovered epochs).
+    pub next_epoch: Time,
     /// The sequencer; returns when the stream ended (or the driver stopped).
     pub thread: JoinHandle<Result<LiveSummary, LiveFailure>>,
 }
@@ -112,7 +114,7 @@ pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
             result
         })
         .map_err(StartError::Sequencer)?;
-    Ok(LiveHandle { static_edges, receivers, progress, written_through, warnings, local_addr, thread })
+    Ok(LiveHandle { static_edges, receivers, progress, written_through, warnings, local_addr, next_epoch, thread })
 }
 
 /// Options the front end cannot run with.

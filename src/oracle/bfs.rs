@@ -1,4 +1,15 @@
 //! Breadth-first search (Graphalytics BFS).
+//!
+//! ```
+//! use ripples::oracle::{bfs, vertex_set, BFS_UNREACHABLE};
+//! // A directed triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3, an edge 5 -> 6, and vertex 4 from a
+//! // vertex file.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (2, 3, 1.0), (5, 6, 1.0)];
+//! let vertices = vertex_set([4], &edges);
+//! let hops: Vec<u64> = bfs(&vertices, &edges, 0).into_values().collect();
+//! let u = BFS_UNREACHABLE;
+//! assert_eq!(hops, vec![0, 1, 2, 3, u, u, u]);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 

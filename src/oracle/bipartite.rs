@@ -1,4 +1,16 @@
 //! Bipartiteness per connected component of the undirected simple graph.
+//!
+//! ```
+//! use ripples::oracle::{bipartite, vertex_set};
+//! // A directed triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3, an edge 5 -> 6, and vertex 4 from a
+//! // vertex file.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (2, 3, 1.0), (5, 6, 1.0)];
+//! let vertices = vertex_set([4], &edges);
+//! // The triangle is an odd cycle (2 for its whole component); 5 - 6 is 2-coloured from its
+//! // smallest vertex; 4 alone has colour 0.
+//! let colours: Vec<u64> = bipartite(&vertices, &edges).into_values().collect();
+//! assert_eq!(colours, vec![2, 2, 2, 2, 0, 0, 1]);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,4 +1,16 @@
 //! Community detection by label propagation (Graphalytics CDLP).
+//!
+//! ```
+//! use ripples::oracle::{cdlp, symmetrize, vertex_set};
+//! // An undirected star with centre 0: labels swap between centre and leaves each iteration.
+//! let edges = symmetrize(&[(0, 1, 1.0), (0, 2, 1.0), (0, 3, 1.0)]);
+//! let vertices = vertex_set([], &edges);
+//! let labels = |i| cdlp(&vertices, &edges, i).into_values().collect::<Vec<_>>();
+//! assert_eq!(labels(0), vec![0, 1, 2, 3]);
+//! // The centre sees labels 1, 2, 3 equally often and takes the smallest; the leaves see 0.
+//! assert_eq!(labels(1), vec![1, 0, 0, 0]);
+//! assert_eq!(labels(2), vec![0, 1, 1, 1]);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 

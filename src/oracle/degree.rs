@@ -1,4 +1,17 @@
 //! Degrees and the degree distribution of the undirected simple graph.
+//!
+//! ```
+//! use ripples::oracle::{degree, degree_distribution, vertex_set};
+//! // A directed triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3, an edge 5 -> 6, and vertex 4 from a
+//! // vertex file.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (2, 3, 1.0), (5, 6, 1.0)];
+//! let vertices = vertex_set([4], &edges);
+//! let degrees: Vec<u64> = degree(&vertices, &edges).into_values().collect();
+//! assert_eq!(degrees, vec![2, 2, 3, 1, 0, 1, 1]);
+//! // (degree, how many vertices have it)
+//! let histogram: Vec<(u64, u64)> = degree_distribution(&vertices, &edges).into_iter().collect();
+//! assert_eq!(histogram, vec![(0, 1), (1, 3), (2, 2), (3, 1)]);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 

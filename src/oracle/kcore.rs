@@ -1,4 +1,15 @@
 //! Core numbers of the undirected simple graph, by peeling.
+//!
+//! ```
+//! use ripples::oracle::{kcore, vertex_set};
+//! // A directed triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3, an edge 5 -> 6, and vertex 4 from a
+//! // vertex file.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (2, 3, 1.0), (5, 6, 1.0)];
+//! let vertices = vertex_set([4], &edges);
+//! // The triangle is the 2-core; the tail and the lone edge are in the 1-core; 4 has no neighbour.
+//! let cores: Vec<u64> = kcore(&vertices, &edges).into_values().collect();
+//! assert_eq!(cores, vec![2, 2, 2, 1, 0, 1, 1]);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,4 +1,19 @@
 //! Local clustering coefficient (Graphalytics LCC).
+//!
+//! ```
+//! use ripples::oracle::{lcc, vertex_set};
+//! // A directed triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3, an edge 5 -> 6, and vertex 4 from a
+//! // vertex file.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (2, 3, 1.0), (5, 6, 1.0)];
+//! let vertices = vertex_set([4], &edges);
+//! let coefficients = lcc(&vertices, &edges);
+//! // N(0) = {1, 2}: of the 2 possible directed edges between them, 1 -> 2 is present.
+//! assert_eq!(coefficients[&0], 0.5);
+//! // N(2) = {0, 1, 3}: only 0 -> 1 of the 6 possible.
+//! assert_eq!(coefficients[&2], 1.0 / 6.0);
+//! // Fewer than two neighbours: 0.
+//! assert_eq!((coefficients[&3], coefficients[&4]), (0.0, 0.0));
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 

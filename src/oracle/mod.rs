@@ -36,6 +36,18 @@
 //! follow it.
 //!
 //! All vertex ids are full `u64` (vertex 0 and ids above 2^32 are ordinary ids).
+//!
+//! ```
+//! use ripples::oracle::{symmetrize, undirected_neighbours, vertex_set, wcc};
+//! // An undirected path 1 - 2 - 3 and a lone vertex 9 (from a vertex file).
+//! let edges = symmetrize(&[(1, 2, 1.0), (2, 3, 1.0)]);
+//! assert_eq!(edges.len(), 4);
+//! let vertices = vertex_set([9], &edges);
+//! assert_eq!(vertices.iter().copied().collect::<Vec<_>>(), vec![1, 2, 3, 9]);
+//! let labels = wcc(&vertices, &edges);
+//! assert_eq!((labels[&3], labels[&9]), (1, 9));
+//! assert_eq!(undirected_neighbours(&vertices, &edges)[&2].len(), 2);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 

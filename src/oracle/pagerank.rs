@@ -1,4 +1,16 @@
 //! PageRank (Graphalytics PR).
+//!
+//! ```
+//! use ripples::oracle::{pagerank, vertex_set};
+//! // 0 -> 1; vertex 1 is a sink whose rank is spread over both vertices.
+//! let edges = [(0, 1, 1.0)];
+//! let vertices = vertex_set([], &edges);
+//! let ranks = pagerank(&vertices, &edges, 0.85, 1);
+//! // PR_1(0) = 0.15/2 + 0.85/2 * 0.5;  PR_1(1) = 0.15/2 + 0.85 * 0.5 + 0.85/2 * 0.5
+//! assert!((ranks[&0] - 0.2875).abs() < 1e-12);
+//! assert!((ranks[&1] - 0.7125).abs() < 1e-12);
+//! assert!((ranks.values().sum::<f64>() - 1.0).abs() < 1e-12);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 

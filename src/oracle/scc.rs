@@ -1,4 +1,15 @@
 //! Strongly connected components (not a Graphalytics algorithm; checked by its own tests).
+//!
+//! ```
+//! use ripples::oracle::{scc, vertex_set};
+//! // A directed triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3, an edge 5 -> 6, and vertex 4 from a
+//! // vertex file.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (2, 3, 1.0), (5, 6, 1.0)];
+//! let vertices = vertex_set([4], &edges);
+//! // The triangle is one component; every other vertex is on no cycle: its own component.
+//! let labels: Vec<u64> = scc(&vertices, &edges).into_values().collect();
+//! assert_eq!(labels, vec![0, 0, 0, 3, 4, 5, 6]);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 

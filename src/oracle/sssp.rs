@@ -1,4 +1,14 @@
 //! Single-source shortest paths (Graphalytics SSSP).
+//!
+//! ```
+//! use ripples::oracle::{sssp, vertex_set};
+//! let edges = [(0, 1, 0.5), (1, 2, 0.25), (0, 2, 1.0), (2, 3, 2.0), (5, 6, 1.0)];
+//! let vertices = vertex_set([4], &edges);
+//! let lengths: Vec<f64> = sssp(&vertices, &edges, 0).into_values().collect();
+//! let inf = f64::INFINITY;
+//! // 0 -> 1 -> 2 (0.75) is shorter than the direct 0 -> 2 (1.0).
+//! assert_eq!(lengths, vec![0.0, 0.5, 0.75, 2.75, inf, inf, inf]);
+//! ```
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};

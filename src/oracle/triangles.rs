@@ -1,4 +1,15 @@
 //! Triangles per vertex of the undirected simple graph.
+//!
+//! ```
+//! use ripples::oracle::{triangles, vertex_set};
+//! // A directed triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3, an edge 5 -> 6, and vertex 4 from a
+//! // vertex file.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (2, 3, 1.0), (5, 6, 1.0)];
+//! let vertices = vertex_set([4], &edges);
+//! // Every vertex of the triangle is in one triangle (direction is ignored).
+//! let counts: Vec<u64> = triangles(&vertices, &edges).into_values().collect();
+//! assert_eq!(counts, vec![1, 1, 1, 0, 0, 0, 0]);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound::{Excluded, Unbounded};

@@ -1,4 +1,15 @@
 //! Weakly connected components.
+//!
+//! ```
+//! use ripples::oracle::{vertex_set, wcc};
+//! // A directed triangle 0 -> 1 -> 2 -> 0 with a tail 2 -> 3, an edge 5 -> 6, and vertex 4 from a
+//! // vertex file.
+//! let edges = [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (2, 3, 1.0), (5, 6, 1.0)];
+//! let vertices = vertex_set([4], &edges);
+//! // Labels are the smallest id of each component, direction ignored.
+//! let labels: Vec<u64> = wcc(&vertices, &edges).into_values().collect();
+//! assert_eq!(labels, vec![0, 0, 0, 0, 4, 5, 5]);
+//! ```
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -9,6 +9,29 @@
 //! Only one worker in the whole computation (worker 0 of process 0) owns these, so every file is
 //! written once, complete, and is byte-identical whatever the process layout: each epoch's changes
 //! are consolidated and sorted before they are written.
+//!
+//! ```
+//! use ripples::sinks::{consolidate, Change, ResultSink};
+//! use ripples::types::format::ValueFormat;
+//! // Equal records' diffs are summed; records whose diffs cancel disappear.
+//! let mut changes = vec![((1, 2), 1), ((0, 5), -1), ((1, 2), -1), ((0, 5), 2)];
+//! consolidate(&mut changes);
+//! assert_eq!(changes, vec![((0, 5), 1)]);
+//!
+//! // A sink writing the change log and the final result of a two-epoch run.
+//! let dir = tempfile::tempdir().unwrap();
+//! let (log, out) = (dir.path().join("wcc.changes"), dir.path().join("wcc.out"));
+//! let mut sink = ResultSink::new(ValueFormat::Integer, Some(&log), Some(&out), true, false).unwrap();
+//! // Epoch 0: vertices 1 and 2 get label 1. Epoch 1: vertex 2 moves to label 2 (retracted
+//! // first), and a change that cancels within the epoch is never written.
+//! assert_eq!(sink.epoch(0, vec![((2, 1), 1), ((1, 1), 1)]).unwrap(), 2);
+//! assert_eq!(sink.epoch(1, vec![((2, 2), 1), ((2, 1), -1), ((9, 9), 1), ((9, 9), -1)]).unwrap(), 2);
+//! let (collected, state) = sink.finish().unwrap();
+//! assert_eq!(std::fs::read_to_string(&log).unwrap(), "0 1 1 1\n0 2 1 1\n1 2 1 -1\n1 2 2 1\n");
+//! assert_eq!(std::fs::read_to_string(&out).unwrap(), "1 1\n2 2\n");
+//! assert_eq!(state.unwrap(), vec![(1, 1), (2, 2)]);
+//! assert_eq!(collected.unwrap()[2], Change { epoch: 1, key: 2, value: 1, diff: -1 });
+//! ```
 
 mod progress;
 mod stats;
@@ -29,8 +52,12 @@ use crate::types::{Diff, Node, Time};
 /// One line of the change log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Change {
+    /// The epoch the change happened in; in a windowed run (`--window`, `--tumbling`) the event
+    /// time instead.
     pub epoch: Time,
+    /// The result's key: for vertex algorithms the vertex id.
     pub key: Node,
+    /// The value, as the algorithm's [`ValueFormat`] reads it (for floats the `f64` bits).
     pub value: u64,
     /// `1` or `-1`.
     pub diff: i8,
@@ -171,16 +198,18 @@ impl ResultSink {
 
     /// Records epoch `epoch`'s changes; returns the number of change lines it produced.
     pub fn epoch(&mut self, epoch: Time, changes: Vec<((Node, u64), Diff)>) -> std::io::Result<u64> {
-        self.epoch_with(epoch, changes, true)
+        self.epoch_with(epoch, changes, true, None)
     }
 
     /// Like [`ResultSink::epoch`]; with `write == false` the change lines are not written (they
-    /// are already in the change log, before a restart) but the state is still updated.
+    /// are already in the change log, before a restart) but the state is still updated. With
+    /// `observed`, every change line (written or not) is also appended there.
     pub fn epoch_with(
         &mut self,
         epoch: Time,
         mut changes: Vec<((Node, u64), Diff)>,
         write: bool,
+        mut observed: Option<&mut Vec<Change>>,
     ) -> std::io::Result<u64> {
         consolidate(&mut changes);
         // Per key: retractions before insertions, then by value.
@@ -203,6 +232,11 @@ impl ResultSink {
             if let (Some(c), true) = (&mut self.collected, write) {
                 for _ in 0..copies {
                     c.push(Change { epoch, key, value, diff: sign });
+                }
+            }
+            if let Some(o) = observed.as_deref_mut() {
+                for _ in 0..copies {
+                    o.push(Change { epoch, key, value, diff: sign });
                 }
             }
             if self.keep_state {

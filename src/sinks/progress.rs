@@ -86,6 +86,7 @@ impl Progress {
         )
     }
 
+    /// The run is over: clears the bar (a terminal) or prints a last line (otherwise).
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();

@@ -16,6 +16,7 @@ pub struct StatsWriter {
 }
 
 impl StatsWriter {
+    /// Creates (truncates) the `--stats` file; the error message names it.
     pub fn create(path: &Path) -> std::io::Result<Self> {
         let f = File::create(path)
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write {}: {}", path.display(), e)))?;
@@ -28,10 +29,12 @@ impl StatsWriter {
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write {}: {}", self.path.display(), e)))
     }
 
+    /// Appends one epoch's figures as one JSON line.
     pub fn epoch(&mut self, stats: &EpochStats) -> std::io::Result<()> {
         self.line(stats)
     }
 
+    /// Appends the run's summary as the last JSON line and flushes the file.
     pub fn summary(mut self, summary: &RunSummary) -> std::io::Result<()> {
         self.line(summary)?;
         self.writer.flush()

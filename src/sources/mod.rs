@@ -59,6 +59,22 @@
 //! [`generate`] has seeded R-MAT (Graph500) and Erdős–Rényi graphs; [`stream`] turns edge lists
 //! into insert-only, sliding-window and random-churn update streams. Everything is
 //! deterministic for a given seed.
+//!
+//! ```
+//! use ripples::sources::{churn, read_edges, read_updates, rmat, write_edges, write_updates};
+//! let dir = tempfile::tempdir().unwrap();
+//! // A seeded R-MAT graph and 100 random changes on top of it, written and read back.
+//! let graph = rmat(5, 4, 11);
+//! let updates = churn(&graph, 100, 0.3, 11);
+//! let (g, u) = (dir.path().join("g.e"), dir.path().join("u.txt"));
+//! write_edges(&g, &graph).unwrap();
+//! write_updates(&u, &updates).unwrap();
+//! let read: Vec<(u64, u64)> = read_edges(&g).unwrap().into_iter().map(|(s, d, _)| (s, d)).collect();
+//! assert_eq!(read, graph);
+//! let read: Vec<_> = read_updates(&u).unwrap().into_iter().map(|(_line, update)| update).collect();
+//! assert_eq!(read, updates);
+//! assert!(updates.iter().any(|x| x.diff < 0) && updates.iter().any(|x| x.diff > 0));
+//! ```
 
 pub mod generate;
 pub mod parse;

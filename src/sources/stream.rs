@@ -3,6 +3,27 @@
 //! All streams consist of unweighted updates (`weight: None`), and every deletion removes a copy
 //! that is present at that point of the stream — counting the copies inserted earlier by the
 //! stream and, for [`churn`], the `initial` edges, which are assumed to be loaded already.
+//!
+//! ```
+//! use ripples::sources::stream::{churn, sliding_window};
+//! use ripples::types::Update;
+//! let edges = [(0, 1), (1, 2), (2, 3)];
+//! // A window of 2 edges: the third insertion pushes the first edge out.
+//! assert_eq!(
+//!     sliding_window(&edges, 2),
+//!     vec![Update::insert(0, 1), Update::insert(1, 2), Update::insert(2, 3), Update::delete(0, 1)]
+//! );
+//! // Random churn only deletes copies that are present at that point.
+//! let mut present: Vec<(u64, u64)> = edges.to_vec();
+//! for u in churn(&edges, 200, 0.5, 7) {
+//!     if u.diff > 0 {
+//!         present.push((u.src, u.dst));
+//!     } else {
+//!         let i = present.iter().position(|&e| e == (u.src, u.dst)).expect("a present copy");
+//!         present.swap_remove(i);
+//!     }
+//! }
+//! ```
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

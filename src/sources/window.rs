@@ -31,6 +31,23 @@
 //! ordinary changes from `F` on). `--late-output FILE` records every late line and its fate. Epoch-granular watermarks keep the decision a function of the
 //! epochs alone, so a restart that replays the logged epochs reproduces it exactly.
 //!
+//! ```
+//! use ripples::sources::window::{EventClock, WindowKind, WindowSpec};
+//! // --window 10 --lateness 5
+//! let spec = WindowSpec { lateness: 5, ..WindowSpec::new(WindowKind::Sliding, 10) };
+//! // An edge with event time 4 is present at times 4..14.
+//! assert_eq!(spec.lifetime(4), (4, Some(14)));
+//! let mut clock = EventClock::new(spec);
+//! assert_eq!(clock.watermark(), 0);
+//! // The first epoch accepted updates with event times 3, 12 and 7: the watermark is 12 - 5.
+//! clock.close_epoch([3, 12, 7]);
+//! assert_eq!(clock.watermark(), 7);
+//! assert!(clock.is_late(6) && !clock.is_late(7));
+//! // Results before the frontier are final; at the end, every time up to 12 is.
+//! assert_eq!(clock.frontier(), 7);
+//! assert_eq!(clock.final_frontier(), 13);
+//! ```
+//!
 //! # When results are written
 //!
 //! The driver advances the dataflow's input frontier to [`EventClock::frontier`] after each
@@ -74,9 +91,16 @@ pub enum LateAction {
     /// Rejected (`--late error`).
     Rejected,
     /// Applied (`--late apply`): it enters at `enter`, the input frontier.
-    Applied { enter: Time },
+    Applied {
+        /// The dataflow time the update enters at (the input frontier, or its own window start
+        /// if that is later).
+        enter: Time,
+    },
     /// `--late apply`, but its window had already ended at `leave`: dropped and counted.
-    Expired { leave: Time },
+    Expired {
+        /// The dataflow time at which the update would have been retracted.
+        leave: Time,
+    },
 }
 
 impl LateAction {
@@ -104,6 +128,7 @@ pub struct LateOutput {
 }
 
 impl LateOutput {
+    /// Creates (truncates) `path`; the error message names the file.
     pub fn create(path: &std::path::Path) -> std::io::Result<Self> {
         let file = std::fs::File::create(path)
             .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write {}: {}", path.display(), e)))?;
@@ -136,11 +161,13 @@ impl LateOutput {
 /// The window flags of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WindowSpec {
+    /// Sliding (`--window`) or tumbling (`--tumbling`).
     pub kind: WindowKind,
     /// Window length in event-time units (at least 1).
     pub span: Time,
     /// `--lateness L`: the watermark trails the largest event time seen by this much.
     pub lateness: Time,
+    /// `--late drop|error|apply`: what happens to an update older than the watermark.
     pub late: LatePolicy,
 }
 
@@ -190,6 +217,17 @@ impl WindowSpec {
     /// The dataflow times of an accepted insertion with event time `t` when the input is at
     /// `frontier`: as [`WindowSpec::lifetime`], but entering no earlier than `frontier` (a late
     /// update applied at the watermark); `None` when it would leave before it enters.
+    ///
+    /// ```
+    /// use ripples::sources::window::{WindowKind, WindowSpec};
+    /// let spec = WindowSpec::new(WindowKind::Sliding, 10);
+    /// // On time: its own lifetime.
+    /// assert_eq!(spec.lifetime_from(20, 12), Some((20, Some(30))));
+    /// // Late, applied at frontier 12: enters there, keeps its expiry 5 + 10.
+    /// assert_eq!(spec.lifetime_from(5, 12), Some((12, Some(15))));
+    /// // Late and already expired (2 + 10 <= 12): nothing to apply.
+    /// assert_eq!(spec.lifetime_from(2, 12), None);
+    /// ```
     pub fn lifetime_from(&self, t: Time, frontier: Time) -> Option<(Time, Option<Time>)> {
         let (enter, leave) = self.lifetime(t);
         let enter = enter.max(frontier);
@@ -201,6 +239,13 @@ impl WindowSpec {
 
     /// The dataflow times of an accepted insertion with event time `t`: it enters at the first
     /// and is retracted at the second (`None` when that lies beyond `u64::MAX`: never retracted).
+    ///
+    /// ```
+    /// use ripples::sources::window::{WindowKind, WindowSpec};
+    /// // A tumbling window of 10 holds an edge with time 25 during [20, 30).
+    /// assert_eq!(WindowSpec::new(WindowKind::Tumbling, 10).lifetime(25), (20, Some(30)));
+    /// assert_eq!(WindowSpec::new(WindowKind::Sliding, 10).lifetime(u64::MAX - 3), (u64::MAX - 3, None));
+    /// ```
     pub fn lifetime(&self, t: Time) -> (Time, Option<Time>) {
         let enter = self.window_start(t);
         (enter, enter.checked_add(self.span))
@@ -208,7 +253,17 @@ impl WindowSpec {
 }
 
 /// Checks one update line of a stream against the window flags (`spec` is `None` without
-/// them). Returns the event time to use (`None` outside windowed runs).
+/// them). Returns the event time to use (`None` outside windowed runs), or a message saying
+/// what breaks the window rules.
+///
+/// ```
+/// use ripples::sources::window::{check_update, WindowKind, WindowSpec};
+/// use ripples::types::Update;
+/// let spec = WindowSpec::new(WindowKind::Sliding, 3);
+/// assert_eq!(check_update(Some(&spec), &Update::insert(1, 2), Some(9)), Ok(Some(9)));
+/// let err = check_update(Some(&spec), &Update::delete(1, 2), Some(9)).unwrap_err();
+/// assert!(err.starts_with("deletion of edge 1 2 in a windowed stream"));
+/// ```
 pub fn check_update(spec: Option<&WindowSpec>, update: &Update, time: Option<Time>) -> Result<Option<Time>, String> {
     match (spec, time) {
         (None, None) => Ok(None),
@@ -241,10 +296,12 @@ pub struct EventClock {
 }
 
 impl EventClock {
+    /// A clock that has seen no event time yet (watermark 0).
     pub fn new(spec: WindowSpec) -> Self {
         EventClock { spec, max_seen: None }
     }
 
+    /// The window flags the clock applies.
     pub fn spec(&self) -> &WindowSpec {
         &self.spec
     }

@@ -13,6 +13,20 @@
 //! ValueFormat::Integer.write(ripples::types::format::BFS_UNREACHABLE, &mut out);
 //! assert_eq!(out, "9223372036854775807");
 //! ```
+//!
+//! The float form loses nothing: parsing what [`format_f64`] wrote gives back the same bits.
+//!
+//! ```
+//! use ripples::types::format::{format_f64, ValueFormat};
+//! for x in [0.14776291666666667f64, 1e-300, 0.0, -0.0, 12345.678] {
+//!     let mut out = String::new();
+//!     ValueFormat::Float.write(x.to_bits(), &mut out);
+//!     assert_eq!(out, format_f64(x));
+//!     assert_eq!(out.parse::<f64>().unwrap().to_bits(), x.to_bits());
+//! }
+//! assert_eq!(format_f64(0.5), "5e-1");
+//! assert_eq!(format_f64(f64::INFINITY), "infinity");
+//! ```
 
 /// The hop count of a vertex the BFS source does not reach (`i64::MAX`, as Graphalytics writes it).
 pub const BFS_UNREACHABLE: u64 = i64::MAX as u64;

@@ -10,6 +10,21 @@
 //! * Inside a dataflow an edge is an [`Edge`] `(src, dst, weight_bits)`, where the weight is stored
 //!   as the bit pattern of its `f64` so that edges are totally ordered and hash exactly. An absent
 //!   weight means [`DEFAULT_WEIGHT`]; the identity of an edge copy is `(src, dst, weight)`.
+//!
+//! ```
+//! use ripples::types::{weight_bits, weight_of, Update, DEFAULT_WEIGHT};
+//! let add = Update::insert(1, 2);
+//! assert_eq!((add.src, add.dst, add.weight, add.diff), (1, 2, None, 1));
+//! // An absent weight and an explicit 1.0 are the same dataflow edge ...
+//! let weighted = Update { weight: Some(DEFAULT_WEIGHT), ..add };
+//! assert_eq!(add.edge(), weighted.edge());
+//! assert_eq!(weight_of(&add.edge()), 1.0);
+//! // ... and so are -0.0 and 0.0, while other weights are other edges.
+//! assert_eq!(weight_bits(Some(-0.0)), weight_bits(Some(0.0)));
+//! assert_ne!(Update { weight: Some(0.5), ..add }.edge(), add.edge());
+//! // A deletion removes one copy of the same edge.
+//! assert_eq!(Update::delete(1, 2).edge(), add.edge());
+//! ```
 
 pub mod format;
 pub mod stats;
@@ -47,7 +62,9 @@ pub fn weight_of(edge: &Edge) -> f64 {
 /// One change of the edge multiset.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Update {
+    /// The edge's source vertex.
     pub src: Node,
+    /// The edge's destination vertex.
     pub dst: Node,
     /// `None` when the line gave no weight ([`DEFAULT_WEIGHT`] is used).
     pub weight: Option<f64>,
@@ -56,9 +73,11 @@ pub struct Update {
 }
 
 impl Update {
+    /// Inserts one copy of the unweighted edge `src -> dst` (the line `+ src dst`).
     pub fn insert(src: Node, dst: Node) -> Self {
         Update { src, dst, weight: None, diff: 1 }
     }
+    /// Deletes one copy of the unweighted edge `src -> dst` (the line `- src dst`).
     pub fn delete(src: Node, dst: Node) -> Self {
         Update { src, dst, weight: None, diff: -1 }
     }

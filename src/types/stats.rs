@@ -31,6 +31,10 @@ pub struct EpochStats {
     /// Windowed runs: late updates dropped in this epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub late: Option<u64>,
+    /// With observers that apply epochs on their own thread (`--serve`): how many completed
+    /// epochs they had not applied yet when this one was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer_lag: Option<u64>,
 }
 
 /// Latency percentiles over epochs 1.. (epoch 0 is the initial load and is reported apart).
@@ -110,6 +114,10 @@ pub struct RunSummary {
     /// to the largest event time); included in `update_seconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_seconds: Option<f64>,
+    /// With observers that apply epochs on their own thread (`--serve`): the most completed
+    /// epochs they were ever behind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_observer_lag: Option<u64>,
 }
 
 impl RunSummary {

@@ -2,6 +2,21 @@
 //! `ripples run` does by default, with the insert-only fast path where it applies),
 //! `ripples-general` (the fully dynamic WCC dataflow, forced) and `dd-propagate` (WCC as
 //! differential dataflow's documentation writes it).
+//!
+//! ```
+//! use ripples::bench::{run_system, system, Scenario};
+//! // A tiny `wcc-churn`: deletions of present edges and insertions of new ones.
+//! let scenario = Scenario { scale: 5, edge_factor: 4, batch: 20, epochs: 3, workers: 2, ..Scenario::new("wcc-churn").unwrap() };
+//! let dir = tempfile::tempdir().unwrap();
+//! let run = |name: &str| {
+//!     let state = dir.path().join(name);
+//!     let result = run_system(&scenario, system::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
+//!     assert!(!result.partial);
+//!     std::fs::read_to_string(&state).unwrap()
+//! };
+//! // The plain differential formulation and the fully dynamic path end with the same components.
+//! assert_eq!(run("dd-propagate"), run("ripples-general"));
+//! ```
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,21 @@
 //! `uf-hash` and `uf-dense`: one sequential pass of union-find over an insert-only WCC stream,
 //! with a hash map from `u64` ids, or over dense array ids remapped beforehand (the remap is not
 //! timed).
+//!
+//! ```
+//! use ripples::bench::{run_system, system, Scenario};
+//! // A tiny `wcc-insert`: every edge of an R-MAT graph inserted, 64 per epoch.
+//! let scenario = Scenario { scale: 6, edge_factor: 4, batch: 64, workers: 1, ..Scenario::new("wcc-insert").unwrap() };
+//! let dir = tempfile::tempdir().unwrap();
+//! let run = |name: &str| {
+//!     let state = dir.path().join(name);
+//!     let result = run_system(&scenario, system::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
+//!     assert!(!result.partial);
+//!     std::fs::read_to_string(&state).unwrap()
+//! };
+//! // Hash-map ids and dense ids give the same labels.
+//! assert_eq!(run("uf-hash"), run("uf-dense"));
+//! ```
 
 use std::time::Duration;
 

@@ -24,9 +24,22 @@ const MARK_MAGIC: &[u8; 8] = b"RPLMARK1";
 /// it, and its length after them was `offset` (a restart cuts the file back to `offset` and does
 /// not write those epochs again). Stored as `DIR/changes.mark`: `"RPLMARK1"`, `epoch: u64`,
 /// `offset: u64`, CRC-32 of the preceding 24 bytes; replaced atomically.
+///
+/// ```
+/// use ripples::live::{read_mark, write_mark};
+/// let dir = tempfile::tempdir().unwrap();
+/// assert_eq!(read_mark(dir.path()).unwrap(), None);
+/// write_mark(dir.path(), 7, 1234).unwrap();
+/// assert_eq!(read_mark(dir.path()).unwrap(), Some((7, 1234)));
+/// // A damaged mark is an error naming the file, never a wrong offset.
+/// std::fs::write(dir.path().join("changes.mark"), b"garbage").unwrap();
+/// assert!(read_mark(dir.path()).unwrap_err().to_string().contains("changes.mark: corrupt"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChangeLogMark {
+    /// The last epoch whose change lines are all in the `--changes` file.
     pub epoch: Time,
+    /// The `--changes` file's length in bytes right after that epoch's lines.
     pub offset: u64,
 }
 

@@ -25,6 +25,37 @@
 //! [`StateDir::append`] or [`StateDir::snapshot`] fails with an I/O error, what is on disk is
 //! uncertain, and the `StateDir` refuses any further writes ([`DurabilityError::Poisoned`]);
 //! reopen it to let recovery sort the tail out (the failed epoch may or may not be there).
+//!
+//! # A round trip
+//!
+//! ```
+//! use ripples::live::{EpochBatch, StateDir};
+//! use ripples::types::Update;
+//! let dir = tempfile::tempdir().unwrap();
+//! let batch = |epoch, updates: Vec<Update>| EpochBatch { epoch, updates, ..EpochBatch::default() };
+//! {
+//!     let (mut state, recovered) = StateDir::open(dir.path()).unwrap();
+//!     assert_eq!(recovered.last_epoch, None);
+//!     state.append(&batch(0, vec![Update::insert(0, 1), Update::insert(1, 2)])).unwrap();
+//!     state.append(&batch(1, vec![Update::delete(0, 1)])).unwrap();
+//!     // Epochs are consecutive: skipping one is refused.
+//!     assert!(state.append(&batch(5, vec![])).unwrap_err().to_string().contains("the next one is 2"));
+//! } // dropping the handle releases the directory's lock
+//! // A restart gets back every epoch that was appended, in order.
+//! let (mut state, recovered) = StateDir::open(dir.path()).unwrap();
+//! assert_eq!(recovered.last_epoch, Some(1));
+//! assert_eq!(recovered.log.len(), 2);
+//! assert_eq!(recovered.log[1].updates, vec![Update::delete(0, 1)]);
+//! // A snapshot of the multiset after epoch 1 lets recovery start there instead.
+//! state.snapshot(1, &[(Update::insert(1, 2), 1)]).unwrap();
+//! state.append(&batch(2, vec![Update::insert(2, 3)])).unwrap();
+//! drop(state);
+//! let (state, recovered) = StateDir::open(dir.path()).unwrap();
+//! assert_eq!(recovered.snapshot_epoch, Some(1));
+//! assert_eq!(recovered.snapshot_edges, vec![(Update::insert(1, 2), 1)]);
+//! assert_eq!(recovered.log.iter().map(|b| b.epoch).collect::<Vec<_>>(), vec![2]);
+//! assert_eq!(state.next_epoch(), 3);
+//! ```
 
 mod codec;
 mod error;

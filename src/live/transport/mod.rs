@@ -1,6 +1,7 @@
 //! **Transports**: the input threads that carry update lines from outside into the sequencer.
 //!
-//! There are three: [`stdin`], a [`follow`]ed file, and [`tcp`] producers. Each splits the bytes
+//! There are four: [`stdin`], a [`follow`]ed file, [`tcp`] producers, and the [`embedded`]
+//! program the job runs in. Each splits the bytes
 //! it reads into classified [lines](super::lines) and sends them, as one [`Event::Lines`] per read
 //! of at most [`READ_CHUNK`] bytes, over a **bounded** queue ([`EVENT_QUEUE`] messages) to the
 //! sequencer. The bound is what makes [backpressure](super::backpressure) work: when the
@@ -12,6 +13,7 @@
 //! [`Event::Eof`] (the same as `end`). The transports stop once the sequencer is gone (a failed
 //! send) or, for the polling ones, once the shared `shutdown` flag is set.
 
+pub mod embedded;
 pub mod follow;
 pub mod stdin;
 pub mod tcp;
@@ -89,6 +91,13 @@ pub(super) fn open(
             };
             let local_addr = tcp::listen(address, config.auth_token.clone(), tls, events, shutdown.clone())?;
             Opened { source_name: address.clone(), local_addr: Some(local_addr) }
+        }
+        LiveInput::Embedded(input) => {
+            let Some(receiver) = input.take() else {
+                return Err(StartError::Embedded);
+            };
+            spawn("ripples-live-embedded", move || embedded::read(receiver, events))?;
+            Opened { source_name: "the embedded input".to_string(), local_addr: None }
         }
         LiveInput::Follow(path) => {
             follow::start(path, config, next_epoch, events, shutdown.clone(), warnings)?;

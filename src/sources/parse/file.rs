@@ -1,5 +1,24 @@
 //! File level: reading whole files or a worker's byte range of one in large chunks, with
 //! 1-based line numbers in every error.
+//!
+//! ```
+//! use ripples::sources::parse::{read_edges_range, read_updates, write_edges};
+//! use ripples::types::Update;
+//! let dir = tempfile::tempdir().unwrap();
+//! let graph = dir.path().join("g.e");
+//! let edges: Vec<(u64, u64)> = (0..100).map(|i| (i, i + 1)).collect();
+//! write_edges(&graph, &edges).unwrap();
+//! // Three readers split the file by bytes; together they read every line once, in file order.
+//! let mut all = Vec::new();
+//! for reader in 0..3 {
+//!     all.extend(read_edges_range(&graph, reader, 3).unwrap());
+//! }
+//! assert_eq!(all, edges.iter().map(|&(s, d)| (s, d, None)).collect::<Vec<_>>());
+//! // Update files keep each update's line number (comments count as lines).
+//! let updates = dir.path().join("u.txt");
+//! std::fs::write(&updates, "# epoch 1\n+ 1 2\n- 0 1\n").unwrap();
+//! assert_eq!(read_updates(&updates).unwrap(), vec![(2, Update::insert(1, 2)), (3, Update::delete(0, 1))]);
+//! ```
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};

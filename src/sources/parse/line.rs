@@ -2,6 +2,19 @@
 //! Fast paths handle the common shapes (`src dst[ weight]`, `+ src dst[ weight]`) in one pass and
 //! fall back to the general parsers for anything unusual, so errors are always the general
 //! parsers' messages.
+//!
+//! ```
+//! use ripples::sources::parse::{is_skipped_line, parse_edge_bytes, parse_vertex_line, LineError};
+//! // Blank lines and `#` / `%` comments are skipped (a byte-order mark is ignored).
+//! assert!(is_skipped_line(b"   \t\r\n") && is_skipped_line(b"\xEF\xBB\xBF# header"));
+//! assert!(!is_skipped_line(b"1 2"));
+//! // The byte-slice parsers take the line with its line ending.
+//! assert_eq!(parse_edge_bytes(b"7\t8\r\n"), Ok(Some((7, 8, None))));
+//! assert_eq!(
+//!     parse_vertex_line("1 2"),
+//!     Err(LineError::TooManyFields { expected: "1 (a vertex id)", found: 2 })
+//! );
+//! ```
 
 use super::LineError;
 use crate::types::{Node, Time, Update};
@@ -82,6 +95,13 @@ pub(super) fn bad_id(field: &[u8]) -> LineError {
 }
 
 /// Parses a vertex id: one or more ASCII digits, no sign, at most `u64::MAX`.
+///
+/// ```
+/// use ripples::sources::parse::{parse_id, LineError};
+/// assert_eq!(parse_id(b"007"), Ok(7));
+/// assert_eq!(parse_id(b"18446744073709551616"), Err(LineError::IdOverflow("18446744073709551616".into())));
+/// assert_eq!(parse_id(b"1.5"), Err(LineError::BadId("1.5".into())));
+/// ```
 #[inline]
 pub fn parse_id(field: &[u8]) -> Result<Node, LineError> {
     if field.is_empty() {
@@ -103,6 +123,14 @@ pub fn parse_id(field: &[u8]) -> Result<Node, LineError> {
 
 /// Parses a weight: a finite number `>= 0` in any syntax `f64::from_str` accepts (`1`, `0.5`,
 /// `2e-3`, …). `-0` is read as `0`.
+///
+/// ```
+/// use ripples::sources::parse::{parse_weight, LineError};
+/// assert_eq!(parse_weight(b".5"), Ok(0.5));
+/// assert_eq!(parse_weight(b"-0").map(f64::to_bits), Ok(0.0f64.to_bits()));
+/// assert_eq!(parse_weight(b"inf"), Err(LineError::InfiniteWeight("inf".into())));
+/// assert_eq!(parse_weight(b"-1"), Err(LineError::NegativeWeight("-1".into())));
+/// ```
 #[inline]
 pub fn parse_weight(field: &[u8]) -> Result<f64, LineError> {
     let value = std::str::from_utf8(field)
@@ -335,6 +363,14 @@ pub fn parse_timed_update_bytes(line: &[u8]) -> Result<Option<(Update, Option<Ti
 /// Parses one line of an update file that may end with an event time: `[+|-] src dst [weight]
 /// [@T]` (see [`parse_update_line`] for the rest). `T` is a `u64`; the `@` starts a field of its
 /// own. Returns the update and its event time, if the line has one.
+///
+/// ```
+/// use ripples::sources::parse::{parse_timed_update_line, LineError};
+/// use ripples::types::Update;
+/// assert_eq!(parse_timed_update_line("+ 3 4 @1700"), Ok(Some((Update::insert(3, 4), Some(1700)))));
+/// assert_eq!(parse_timed_update_line("3 4"), Ok(Some((Update::insert(3, 4), None))));
+/// assert_eq!(parse_timed_update_line("3 4 @soon"), Err(LineError::BadTime("@soon".into())));
+/// ```
 pub fn parse_timed_update_line(line: &str) -> Result<Option<(Update, Option<Time>)>, LineError> {
     parse_timed_update_bytes(line.as_bytes())
 }

@@ -1,4 +1,18 @@
 //! Writing: the lines the readers accept (edge, vertex and update files, with event times).
+//!
+//! ```
+//! use ripples::sources::parse::{parse_update_line, push_update_line};
+//! use ripples::types::Update;
+//! let weighted = Update { weight: Some(0.1), ..Update::delete(3, 4) };
+//! let mut out = Vec::new();
+//! push_update_line(&mut out, &weighted);
+//! push_update_line(&mut out, &Update::insert(5, 6));
+//! let text = String::from_utf8(out).unwrap();
+//! assert_eq!(text, "- 3 4 0.1\n+ 5 6\n");
+//! // Every line written parses back to the same update.
+//! let back: Vec<Update> = text.lines().map(|l| parse_update_line(l).unwrap().unwrap()).collect();
+//! assert_eq!(back, vec![weighted, Update::insert(5, 6)]);
+//! ```
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};

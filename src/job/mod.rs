@@ -1,0 +1,534 @@
+//! **Jobs**: a running computation inside your program — no command line, no files.
+//!
+//! A [`Job`] runs algorithms (built-in or your own [`Algorithm`]) on any number of worker
+//! threads in the current process. You push updates ([`Job::insert`], [`Job::remove`], with
+//! event times for windows [`Job::insert_at`]), close epochs ([`Job::commit`] returns the epoch
+//! it closed), wait for an epoch to complete ([`Job::wait`]), read the current result of a vertex
+//! ([`Job::value`]) or all of it ([`Job::result`]), receive every epoch's changes as they complete
+//! ([`JobBuilder::changes`], then [`Job::changes`]), and shut down ([`Job::shutdown`] returns the
+//! run's report, with its summary: epochs, updates/s, latency percentiles, memory).
+//!
+//! A job is the live front end of `ripples run --live` fed by your program instead of stdin or a
+//! socket: the same validation (deleting an absent edge is an error), epochs, event-time windows,
+//! backpressure (a producer far ahead of the dataflow blocks in `commit`), and with
+//! [`JobBuilder::state_dir`] the same durability: every committed epoch is in the write-ahead log
+//! (fsynced) before the dataflow sees it, and a job started again on the same directory recovers
+//! every epoch that reached the log and goes on from there ([`Job::commit`] then continues the
+//! numbering).
+//!
+//! A rejected update (a deletion of an edge that is not present) stops the job: the next call
+//! returns [`JobError::Stopped`] and [`Job::shutdown`] returns the reason, naming the update.
+//!
+//! ```
+//! use ripples::job::Job;
+//!
+//! let mut job = Job::builder().builtin("wcc").unwrap().workers(2).start().unwrap();
+//! job.insert(1, 2).unwrap();
+//! job.insert(2, 3).unwrap();
+//! job.insert(7, 8).unwrap();
+//! let e = job.commit().unwrap();
+//! job.wait(e).unwrap();
+//! assert_eq!(job.value("wcc", 3), Some(1)); // 3 is in the component of 1
+//! assert_eq!(job.value("wcc", 8), Some(7));
+//!
+//! job.remove(2, 3).unwrap();
+//! job.insert(3, 7).unwrap();
+//! let e = job.commit().unwrap();
+//! job.wait(e).unwrap();
+//! assert_eq!(job.value("wcc", 3), Some(3)); // now with 7 and 8, whose smallest id is 3
+//! assert_eq!(job.value("wcc", 8), Some(3));
+//! assert_eq!(job.result("wcc").unwrap(), vec![(1, 1), (2, 1), (3, 3), (7, 3), (8, 3)]);
+//!
+//! let report = job.shutdown().unwrap();
+//! assert_eq!(report.summary.updates, 5);
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::dataflow::{Algorithm, AlgorithmError, Params};
+use crate::driver::observe::{EpochView, LiveStarted, Observer, Observers, OutputInfo};
+use crate::driver::{Layout, RunError, RunOptions, RunReport, Source};
+use crate::live::{EmbeddedInput, EmbeddedSender, LiveConfig, LiveInput, Submission};
+use crate::sinks::{Change, RunSummary};
+use crate::sources::window::WindowSpec;
+use crate::types::{Diff, Node, Time, Update};
+
+/// Submissions buffered before they travel to the front end in one message.
+const CHUNK: usize = 4096;
+
+/// Why a job call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The job is configured wrongly (no algorithm, zero workers, an unknown algorithm).
+    #[error("{0}")]
+    Config(String),
+    /// The run stopped (a rejected update, a failed state directory, a worker failure); the
+    /// reason is what [`Job::shutdown`] returns.
+    #[error("the job has stopped: {0}")]
+    Stopped(String),
+    /// The run failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// No algorithm of this name runs in the job.
+    #[error("no algorithm named {0:?} runs in this job")]
+    UnknownOutput(String),
+}
+
+impl From<AlgorithmError> for JobError {
+    fn from(e: AlgorithmError) -> Self {
+        JobError::Config(e.to_string())
+    }
+}
+
+/// One completed epoch's changes, per algorithm in the job's order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EpochChanges {
+    /// The epoch.
+    pub epoch: Time,
+    /// The algorithms' names, in order.
+    pub names: Arc<Vec<String>>,
+    /// Per algorithm: exactly the change log's lines of this epoch.
+    pub changes: Vec<Vec<Change>>,
+    /// A recovered epoch replayed after a restart (its changes were delivered before).
+    pub replayed: bool,
+}
+
+impl EpochChanges {
+    /// The changes of the algorithm called `name`.
+    pub fn of(&self, name: &str) -> Option<&[Change]> {
+        self.names.iter().position(|n| n == name).map(|i| self.changes[i].as_slice())
+    }
+}
+
+/// Configures a [`Job`]: algorithms, workers, windows, durability.
+pub struct JobBuilder {
+    algorithms: Vec<Box<dyn Algorithm>>,
+    workers: usize,
+    state_dir: Option<PathBuf>,
+    snapshot_every: Option<u64>,
+    window: Option<WindowSpec>,
+    graph: Option<PathBuf>,
+    insert_only: bool,
+    max_behind: u64,
+    changes: bool,
+    params: Params,
+}
+
+/// A running job (see the [module documentation](self)).
+pub struct Job {
+    sender: Option<EmbeddedSender>,
+    pending: Vec<Submission>,
+    next_epoch: Time,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<Result<Option<RunReport>, RunError>>>,
+    names: Arc<Vec<String>>,
+    changes: Option<Receiver<EpochChanges>>,
+    /// The run's outcome, once its thread was joined.
+    outcome: Option<Result<RunReport, String>>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The epoch the first commit closes, once the front end has started.
+    first_epoch: Option<Time>,
+    /// The last completed epoch.
+    completed: Option<Time>,
+    /// Per algorithm, the current result as a multiset of `(key, value)`.
+    results: Vec<BTreeMap<(Node, u64), Diff>>,
+    /// The run's thread has returned.
+    finished: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What the driver calls: keeps the results and forwards the changes.
+struct JobObserver {
+    shared: Arc<Shared>,
+    names: Arc<Vec<String>>,
+    subscriber: Option<Sender<EpochChanges>>,
+}
+
+impl Observer for JobObserver {
+    fn start(&mut self, outputs: &[OutputInfo]) -> Result<(), String> {
+        self.shared.lock().results = vec![BTreeMap::new(); outputs.len()];
+        Ok(())
+    }
+
+    fn live_started(&mut self, started: &LiveStarted) {
+        self.shared.lock().first_epoch = Some(started.next_epoch);
+        self.shared.changed.notify_all();
+    }
+
+    fn epoch(&mut self, view: &EpochView) -> Result<(), String> {
+        // Deliver the changes first: whoever `wait`s for this epoch then finds them.
+        if let Some(s) = &self.subscriber {
+            let changes = EpochChanges {
+                epoch: view.epoch,
+                names: self.names.clone(),
+                changes: view.changes.to_vec(),
+                replayed: view.replayed,
+            };
+            if s.send(changes).is_err() {
+                // Nobody listens any more: stop copying.
+                self.subscriber = None;
+            }
+        }
+        {
+            let mut state = self.shared.lock();
+            for (result, changes) in state.results.iter_mut().zip(view.changes) {
+                for c in changes {
+                    let entry = result.entry((c.key, c.value)).or_insert(0);
+                    *entry += c.diff as Diff;
+                    if *entry == 0 {
+                        result.remove(&(c.key, c.value));
+                    }
+                }
+            }
+            state.completed = Some(view.epoch);
+        }
+        self.shared.changed.notify_all();
+        Ok(())
+    }
+
+    fn finish(&mut self, _summary: &RunSummary) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl Default for JobBuilder {
+    fn default() -> Self {
+        JobBuilder {
+            algorithms: Vec::new(),
+            workers: 1,
+            state_dir: None,
+            snapshot_every: None,
+            window: None,
+            graph: None,
+            insert_only: false,
+            max_behind: 16,
+            changes: false,
+            params: Params::default(),
+        }
+    }
+}
+
+impl JobBuilder {
+    /// Adds an algorithm: a built-in one ([`crate::dataflow::by_name`]) or your own (for
+    /// example a [`crate::dataflow::custom`] closure).
+    pub fn algorithm(mut self, algorithm: impl Algorithm) -> Self {
+        self.algorithms.push(Box::new(algorithm));
+        self
+    }
+
+    /// Sets the parameters later [`JobBuilder::builtin`] calls use (source vertex, iterations...).
+    pub fn params(mut self, params: Params) -> Self {
+        self.params = params;
+        self
+    }
+
+    /// Adds a built-in algorithm by its command-line name (`wcc`, `bfs`, `pagerank`, ...).
+    pub fn builtin(mut self, name: &str) -> Result<Self, JobError> {
+        self.algorithms.push(crate::dataflow::by_name(name, &self.params)?);
+        Ok(self)
+    }
+
+    /// Worker threads (default 1).
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers;
+        self
+    }
+
+    /// Makes every committed epoch durable in `dir`; a job started on it again recovers them.
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// With a state directory: snapshot the edge multiset every `n` epochs.
+    pub fn snapshot_every(mut self, n: u64) -> Self {
+        self.snapshot_every = Some(n);
+        self
+    }
+
+    /// Event-time windows: updates then carry event times ([`Job::insert_at`]).
+    pub fn window(mut self, window: WindowSpec) -> Self {
+        self.window = Some(window);
+        self
+    }
+
+    /// Reads this edge file as the initial graph (epoch 0) on a fresh start.
+    pub fn graph(mut self, path: impl Into<PathBuf>) -> Self {
+        self.graph = Some(path.into());
+        self
+    }
+
+    /// Declares that no update deletes: deletions are rejected, and insert-only fast paths apply.
+    pub fn insert_only(mut self) -> Self {
+        self.insert_only = true;
+        self
+    }
+
+    /// Backpressure: `commit` blocks while more than `epochs` epochs wait for the dataflow.
+    pub fn max_behind(mut self, epochs: u64) -> Self {
+        self.max_behind = epochs;
+        self
+    }
+
+    /// Delivers every completed epoch's changes through [`Job::changes`] (an unbounded channel:
+    /// read it, or it grows).
+    pub fn changes(mut self) -> Self {
+        self.changes = true;
+        self
+    }
+
+    /// Starts the job: its workers, the front end, and (with a state directory) recovery.
+    pub fn start(self) -> Result<Job, JobError> {
+        if self.algorithms.is_empty() {
+            return Err(JobError::Config("a job needs at least one algorithm".into()));
+        }
+        if self.workers == 0 {
+            return Err(JobError::Config("a job needs at least one worker".into()));
+        }
+        let names: Arc<Vec<String>> = Arc::new(self.algorithms.iter().map(|a| a.name()).collect());
+        let shared = Arc::new(Shared::default());
+        let (subscriber, changes) = match self.changes {
+            true => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                (Some(tx), Some(rx))
+            }
+            false => (None, None),
+        };
+        let observer = JobObserver { shared: shared.clone(), names: names.clone(), subscriber };
+        let (sender, input) = EmbeddedInput::channel(4);
+        let mut live = LiveConfig::new(LiveInput::Embedded(input));
+        live.workers = self.workers;
+        live.state_dir = self.state_dir;
+        live.snapshot_every = self.snapshot_every;
+        live.window = self.window;
+        live.graph = self.graph;
+        live.insert_only = self.insert_only;
+        live.max_behind = self.max_behind;
+        let options = RunOptions {
+            layout: Layout::threads(self.workers),
+            source: Source::Live(live),
+            window: self.window,
+            collect: false,
+            observers: Observers::default().with(observer),
+            ..RunOptions::default()
+        };
+        let algorithms = self.algorithms;
+        let done = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("ripples-job".into())
+            .spawn(move || {
+                let result = crate::driver::run_many(options, algorithms);
+                done.lock().finished = true;
+                done.changed.notify_all();
+                result
+            })
+            .map_err(|e| JobError::Config(format!("cannot start the job's thread: {}", e)))?;
+        let mut job = Job {
+            sender: Some(sender),
+            pending: Vec::new(),
+            next_epoch: 0,
+            shared,
+            thread: Some(thread),
+            names,
+            changes,
+            outcome: None,
+        };
+        // Wait until the front end has started (or the run failed to start).
+        let first = {
+            let mut state = job.shared.lock();
+            while state.first_epoch.is_none() && !state.finished {
+                state = job.shared.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+            }
+            state.first_epoch
+        };
+        match first {
+            Some(e) => job.next_epoch = e,
+            None => {
+                let reason = job.stop_reason();
+                return Err(JobError::Stopped(reason));
+            }
+        }
+        Ok(job)
+    }
+}
+
+impl Job {
+    /// A builder: add algorithms, set workers and options, then [`JobBuilder::start`].
+    pub fn builder() -> JobBuilder {
+        JobBuilder::default()
+    }
+
+    /// Inserts one copy of the edge `src → dst` (weight 1) into the open epoch.
+    pub fn insert(&mut self, src: Node, dst: Node) -> Result<(), JobError> {
+        self.submit(Update { src, dst, weight: None, diff: 1 }, None)
+    }
+
+    /// Inserts one copy of the weighted edge `src → dst`.
+    pub fn insert_weighted(&mut self, src: Node, dst: Node, weight: f64) -> Result<(), JobError> {
+        self.submit(Update { src, dst, weight: Some(weight), diff: 1 }, None)
+    }
+
+    /// Removes one copy of the edge `src → dst` (weight 1); the edge must be present.
+    pub fn remove(&mut self, src: Node, dst: Node) -> Result<(), JobError> {
+        self.submit(Update { src, dst, weight: None, diff: -1 }, None)
+    }
+
+    /// Windowed jobs: inserts `src → dst` at event time `time`.
+    pub fn insert_at(&mut self, src: Node, dst: Node, time: Time) -> Result<(), JobError> {
+        self.submit(Update { src, dst, weight: None, diff: 1 }, Some(time))
+    }
+
+    /// Submits any update (with its event time in windowed jobs).
+    pub fn submit(&mut self, update: Update, time: Option<Time>) -> Result<(), JobError> {
+        self.pending.push(Submission::Update(update, time));
+        if self.pending.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Closes the open epoch and returns its number. It completes later: [`Job::wait`].
+    pub fn commit(&mut self) -> Result<Time, JobError> {
+        self.pending.push(Submission::Commit);
+        self.flush()?;
+        let epoch = self.next_epoch;
+        self.next_epoch += 1;
+        Ok(epoch)
+    }
+
+    /// Waits until `epoch` has completed: its changes are applied to [`Job::value`] and
+    /// delivered through [`Job::changes`].
+    pub fn wait(&mut self, epoch: Time) -> Result<(), JobError> {
+        {
+            let mut state = self.shared.lock();
+            loop {
+                if state.completed.is_some_and(|c| c >= epoch) {
+                    return Ok(());
+                }
+                if state.finished {
+                    break;
+                }
+                state = self.shared.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        Err(JobError::Stopped(self.stop_reason()))
+    }
+
+    /// The last completed epoch.
+    pub fn completed(&self) -> Option<Time> {
+        self.shared.lock().completed
+    }
+
+    /// The current value of `key` in the result of the algorithm called `name` (as of the last
+    /// completed epoch); `None` when the key is not in the result. Floating-point results are the
+    /// `f64`'s bits (`f64::from_bits`). A key with several values (multi-valued results) gives
+    /// the smallest.
+    pub fn value(&self, name: &str, key: Node) -> Option<u64> {
+        let i = self.names.iter().position(|n| n == name)?;
+        let state = self.shared.lock();
+        state.results.get(i)?.range((key, 0)..=(key, u64::MAX)).next().map(|((_, v), _)| *v)
+    }
+
+    /// The whole current result of `name`, sorted by key.
+    pub fn result(&self, name: &str) -> Result<Vec<(Node, u64)>, JobError> {
+        let i = self.names.iter().position(|n| n == name).ok_or_else(|| JobError::UnknownOutput(name.into()))?;
+        let state = self.shared.lock();
+        Ok(state
+            .results
+            .get(i)
+            .map(|r| r.iter().flat_map(|(&kv, &n)| std::iter::repeat_n(kv, n.max(0) as usize)).collect())
+            .unwrap_or_default())
+    }
+
+    /// Every completed epoch's changes, when the job was built with [`JobBuilder::changes`].
+    pub fn changes(&self) -> Option<&Receiver<EpochChanges>> {
+        self.changes.as_ref()
+    }
+
+    /// Takes the changes channel out of the job, to keep reading it after [`Job::shutdown`]
+    /// (which delivers the last epochs: with windows, the ones the end of the stream closes).
+    pub fn take_changes(&mut self) -> Option<Receiver<EpochChanges>> {
+        self.changes.take()
+    }
+
+    /// The algorithms' names, in order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Commits what is still open (if anything), ends the stream, waits for the last epoch and
+    /// returns the run's report.
+    pub fn shutdown(mut self) -> Result<RunReport, JobError> {
+        if self.pending.iter().any(|s| matches!(s, Submission::Update(..))) {
+            self.commit()?;
+        }
+        self.sender = None;
+        match self.join() {
+            Ok(report) => Ok(report),
+            Err(reason) => Err(JobError::Stopped(reason)),
+        }
+    }
+
+    fn flush(&mut self) -> Result<(), JobError> {
+        let batch = std::mem::take(&mut self.pending);
+        let sent = match &self.sender {
+            Some(s) => s.send(batch).is_ok(),
+            None => false,
+        };
+        if sent {
+            Ok(())
+        } else {
+            Err(JobError::Stopped(self.stop_reason()))
+        }
+    }
+
+    /// Joins the run's thread (once) and returns its outcome.
+    fn join(&mut self) -> Result<RunReport, String> {
+        if self.outcome.is_none() {
+            self.sender = None;
+            let outcome = match self.thread.take().map(|t| t.join()) {
+                Some(Ok(Ok(Some(report)))) => Ok(report),
+                Some(Ok(Ok(None))) => Err("the job produced no report".to_string()),
+                Some(Ok(Err(e))) => Err(e.to_string()),
+                Some(Err(_)) => Err("the job's thread failed".to_string()),
+                None => Err("the job has ended".to_string()),
+            };
+            self.outcome = Some(outcome);
+        }
+        self.outcome.clone().unwrap_or_else(|| Err("the job has ended".into()))
+    }
+
+    fn stop_reason(&mut self) -> String {
+        match self.join() {
+            Ok(_) => "the job has ended".to_string(),
+            Err(reason) => reason,
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        self.sender = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
