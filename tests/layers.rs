@@ -23,7 +23,21 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
         ("bench", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "oracle"]),
         // Experiments reuse the bench's plot setup and agreement check, and the oracle as reference.
         ("experiment", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "oracle", "bench"]),
-        ("cli", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "job", "graphalytics", "bench", "experiment"]),
+        (
+            "cli",
+            vec![
+                "types",
+                "sources",
+                "dataflow",
+                "driver",
+                "sinks",
+                "live",
+                "job",
+                "graphalytics",
+                "bench",
+                "experiment",
+            ],
+        ),
     ])
 }
 
