@@ -13,7 +13,7 @@
 //! | driver | [`driver`] — one feed loop over an epoch source; epochs, probes, metrics, resume | all of the above |
 //! | beside the driver (feature `serve`) | [`serve`] — the results as a SQL database over the PostgreSQL wire protocol (`--serve`), an observer of the driver | model, sinks, `driver::observe` |
 //! | job | [`job`] — a running computation inside your program: push updates, commit epochs, read results and changes | model, sources, dataflow, live, sinks, driver |
-//! | application (feature `cli`) | [`cli`], [`bench`](mod@bench), [`graphalytics`] runner | everything |
+//! | application (feature `cli`) | [`cli`], [`bench`](mod@bench), [`experiment`] sweeps, [`graphalytics`] runner | everything |
 //!
 //! The driver *uses* `live` and `sinks`; they never import it. [`oracle`] holds plain
 //! sequential implementations: the tests' reference, and the bench's from-scratch baseline.
@@ -29,6 +29,8 @@ pub mod bench;
 pub mod cli;
 pub mod dataflow;
 pub mod driver;
+#[cfg(feature = "cli")]
+pub mod experiment;
 #[cfg(feature = "cli")]
 pub mod graphalytics;
 pub mod job;

@@ -23,7 +23,24 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
         ("graphalytics", vec!["types", "sources", "dataflow", "driver", "sinks"]),
         // The bench's from-scratch baseline and agreement check use the oracle (see bench docs).
         ("bench", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "oracle"]),
-        ("cli", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "job", "graphalytics", "bench", "serve"]),
+        // Experiments reuse the bench's plot setup and agreement check, and the oracle as reference.
+        ("experiment", vec!["types", "sources", "dataflow", "driver", "sinks", "live", "oracle", "bench"]),
+        (
+            "cli",
+            vec![
+                "types",
+                "sources",
+                "dataflow",
+                "driver",
+                "sinks",
+                "live",
+                "job",
+                "graphalytics",
+                "bench",
+                "experiment",
+                "serve",
+            ],
+        ),
     ])
 }
 

@@ -58,7 +58,20 @@ pub fn run_system(
     if !system.applies_to(scenario) {
         return Err(BenchError::DoesNotApply { system: system.name(), scenario: scenario.name.clone() });
     }
-    let stream = scenario.stream();
+    run_stream(scenario, system, scenario.stream(), state_out)
+}
+
+/// [`run_system`] over a given stream (`ripples experiment` runs the bench systems over its own
+/// streams).
+pub fn run_stream(
+    scenario: &Scenario,
+    system: &dyn System,
+    stream: super::Stream,
+    state_out: Option<&Path>,
+) -> Result<SystemResult, BenchError> {
+    if !system.applies_to(scenario) {
+        return Err(BenchError::DoesNotApply { system: system.name(), scenario: scenario.name.clone() });
+    }
     let live_edges = stream.live_edges;
     reset_peak_rss();
     let baseline = metrics::memory().0;

@@ -42,7 +42,7 @@ const FONT_CANDIDATES: &[&str] = &[
     "/Library/Fonts/Arial.ttf",
 ];
 
-fn register_font() -> Result<(), BenchError> {
+pub fn register_font() -> Result<(), BenchError> {
     for path in FONT_CANDIDATES {
         if let Ok(bytes) = std::fs::read(path) {
             let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());

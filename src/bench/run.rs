@@ -64,7 +64,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<(Vec<SystemResult>, bool), Be
 
 /// Two result files agree: same keys, and values equal as text or, for floats, within 1e-9
 /// relative.
-fn states_agree(a: &str, b: &str) -> bool {
+pub fn states_agree(a: &str, b: &str) -> bool {
     let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
     la.len() == lb.len()
         && la.iter().zip(&lb).all(|(x, y)| {

@@ -5,6 +5,7 @@
 
 mod bench;
 mod demo;
+mod experiment;
 mod graphalytics;
 mod serve;
 mod workers;
@@ -52,6 +53,9 @@ pub enum Command {
     /// Run the built-in algorithms on an LDBC Graphalytics dataset and check every output with the
     /// official validation rules (exit status 1 if any check fails).
     Graphalytics(graphalytics::GraphalyticsArgs),
+    /// Declarative sweeps: plan, run (resumable), report, compare; convert temporal edge lists.
+    #[command(subcommand)]
+    Experiment(experiment::ExperimentCommand),
 }
 
 /// `-w` of `ripples run` (and of any job built on [`JobArgs`]).
@@ -522,6 +526,7 @@ pub fn dispatch(cli: Cli) -> Result<(), RunError> {
         Command::Bench(args) => bench::bench(args),
         Command::BenchSystem(args) => bench::bench_system(args),
         Command::Graphalytics(args) => graphalytics::graphalytics(args),
+        Command::Experiment(command) => experiment::experiment(command),
     }
 }
 

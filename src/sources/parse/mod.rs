@@ -38,6 +38,7 @@
 
 pub mod file;
 pub mod line;
+pub mod temporal;
 pub mod write;
 
 use std::io;

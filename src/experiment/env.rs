@@ -1,0 +1,109 @@
+//! The environment every record carries: the code (git revision, dirty tree, rustc, profile,
+//! timely and differential versions) and the machine (CPU model, cores, memory, kernel).
+
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    /// `git rev-parse HEAD` in the working directory (`unknown` outside a checkout).
+    pub git_rev: String,
+    /// Tracked files differ from the revision.
+    pub git_dirty: bool,
+    /// `rustc --version` on the PATH.
+    pub rustc: String,
+    /// `debug` or `release`: how this binary was built.
+    pub profile: String,
+    pub ripples_version: String,
+    pub timely_version: String,
+    pub differential_version: String,
+    pub cpu_model: String,
+    /// Logical cores the process may use.
+    pub cores: usize,
+    pub memory_bytes: u64,
+    pub kernel: String,
+    /// `uptime`'s load averages (1, 5, 15 minutes) when the experiment started.
+    pub load_average: String,
+}
+
+/// The lock file the binary was built with (the pinned versions of timely and differential).
+const LOCK: &str = include_str!("../../Cargo.lock");
+
+fn locked_version(name: &str) -> String {
+    let needle = format!("name = \"{name}\"\nversion = \"");
+    LOCK.find(&needle)
+        .map(|at| LOCK[at + needle.len()..].split('"').next().unwrap_or("").to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn output(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl Environment {
+    /// The environment of this process, now.
+    pub fn capture() -> Environment {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let memory_bytes = meminfo
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or(0);
+        let git_rev = output("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
+        let git_dirty =
+            output("git", &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+        Environment {
+            git_rev,
+            git_dirty,
+            rustc: output("rustc", &["--version"]).unwrap_or_else(|| "unknown".into()),
+            profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
+            ripples_version: env!("CARGO_PKG_VERSION").into(),
+            timely_version: locked_version("timely"),
+            differential_version: locked_version("differential-dataflow"),
+            cpu_model,
+            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            memory_bytes,
+            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+            load_average: std::fs::read_to_string("/proc/loadavg")
+                .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// `(field, value)` rows for the report's table.
+    pub fn rows(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("git revision", format!("{}{}", self.git_rev, if self.git_dirty { " (dirty)" } else { "" })),
+            ("rustc", self.rustc.clone()),
+            ("profile", self.profile.clone()),
+            ("ripples", self.ripples_version.clone()),
+            ("timely", self.timely_version.clone()),
+            ("differential-dataflow", self.differential_version.clone()),
+            ("CPU", self.cpu_model.clone()),
+            ("cores", self.cores.to_string()),
+            ("memory", format!("{:.1} GiB", self.memory_bytes as f64 / (1u64 << 30) as f64)),
+            ("kernel", self.kernel.clone()),
+            ("load average at start", self.load_average.clone()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pinned_versions_from_the_lock_file() {
+        assert_eq!(super::locked_version("timely"), "0.32.0");
+        assert_eq!(super::locked_version("differential-dataflow"), "0.26.0");
+    }
+}

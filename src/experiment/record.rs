@@ -1,0 +1,192 @@
+//! One line of `results.jsonl`: a cell's outcome ([`Status`]), its figures ([`Metrics`]) and
+//! everything needed to trust them (environment, dataset, command line, seed, start time).
+
+use serde::{Deserialize, Serialize};
+
+use super::config::Cell;
+use super::data::DatasetInfo;
+use super::env::Environment;
+use crate::types::stats::{EpochStats, RunSummary};
+
+/// How a cell ended. Failed cells are recorded like finished ones.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Ok,
+    /// Killed at the cell's timeout.
+    Timeout,
+    /// Killed by SIGKILL that was not ours (the kernel's OOM killer), or a failed allocation.
+    Oom,
+    /// Exited with a non-zero status or died of another signal.
+    Crashed,
+    /// Finished, but its result differs from the reference.
+    WrongResult,
+    /// Could not be started, or wrote no result.
+    Incomplete,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Timeout => "timeout",
+            Status::Oom => "oom",
+            Status::Crashed => "crashed",
+            Status::WrongResult => "wrong-result",
+            Status::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// Epoch-latency percentiles (ms) over the measured epochs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Percentiles {
+    pub p50_ms: f64,
+    /// `None` for a `bench:` system (it reports p50, p95, p99 and max only).
+    #[serde(default)]
+    pub p90_ms: Option<f64>,
+    pub p99_ms: f64,
+    #[serde(default)]
+    pub p999_ms: Option<f64>,
+    pub max_ms: f64,
+}
+
+/// A cell's figures. Warm-up epochs are excluded from everything but `load_seconds`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Metrics {
+    /// Reading the initial graph and computing its result (epoch 0); `None` for a `bench:`
+    /// system (it does not report it).
+    #[serde(default)]
+    pub load_seconds: Option<f64>,
+    /// Updates in the measured epochs over the time spent in them.
+    pub updates_per_sec: f64,
+    pub updates: u64,
+    pub measured_epochs: u64,
+    pub warmup_epochs: u64,
+    pub latency: Percentiles,
+    /// The latency of every measured epoch, in order (the CCDF plot's data).
+    pub latencies_ms: Vec<f64>,
+    /// Resident memory after each epoch (the run's memory over time).
+    pub rss_bytes: Vec<u64>,
+    /// The child's peak resident memory (its rusage).
+    pub peak_rss_bytes: u64,
+    pub cpu_user_seconds: f64,
+    pub cpu_system_seconds: f64,
+}
+
+/// One line of `results.jsonl`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Record {
+    /// Hash of the cell, the git revision and the dataset checksum.
+    pub key: String,
+    pub experiment: String,
+    pub cell: Cell,
+    pub status: Status,
+    /// What went wrong, for a failed cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    pub command: Vec<String>,
+    /// Seconds since 1970 when the cell started.
+    pub started_unix: u64,
+    pub wall_seconds: f64,
+    pub timeout_secs: f64,
+    /// Whether the result agrees with the reference (`None`: no reference, or no result).
+    pub agrees: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Metrics>,
+    pub dataset: DatasetInfo,
+    pub env: Environment,
+}
+
+/// FNV-1a, 64 bits: a stable hash (the standard library's is not stable across releases).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The key of a cell at a git revision over a dataset.
+pub fn key(cell: &Cell, git_rev: &str, checksum: &str) -> String {
+    let text = format!("{}\n{}\n{}", serde_json::to_string(cell).unwrap_or_default(), git_rev, checksum);
+    format!("{:016x}", fnv1a(text.as_bytes()))
+}
+
+/// Percentiles of latencies via an HDR histogram (microsecond resolution, 3 significant
+/// digits, capped at the max); the max exactly.
+pub fn percentiles(latencies_ms: &[f64]) -> Percentiles {
+    if latencies_ms.is_empty() {
+        return Percentiles::default();
+    }
+    let top = 24 * 3_600_000_000u64;
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, top, 3).expect("valid histogram bounds");
+    for &l in latencies_ms {
+        h.saturating_record(((l * 1000.0).round().max(1.0) as u64).min(top));
+    }
+    let max_ms = latencies_ms.iter().cloned().fold(0.0, f64::max);
+    // A histogram bucket's highest equivalent value can pass the largest value recorded.
+    let q = |p: f64| (h.value_at_quantile(p) as f64 / 1000.0).min(max_ms);
+    Percentiles { p50_ms: q(0.50), p90_ms: Some(q(0.90)), p99_ms: q(0.99), p999_ms: Some(q(0.999)), max_ms }
+}
+
+/// The figures of a `--stats` file (epoch lines, then the summary line), the first `warmup`
+/// update epochs excluded. `None` if the file has no summary.
+pub fn from_stats(text: &str, warmup: u64) -> Option<Metrics> {
+    let mut epochs: Vec<EpochStats> = Vec::new();
+    let mut summary: Option<RunSummary> = None;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let value: serde_json::Value = serde_json::from_str(line).ok()?;
+        if value.get("summary").and_then(|s| s.as_bool()) == Some(true) {
+            summary = serde_json::from_value(value).ok();
+        } else {
+            epochs.push(serde_json::from_value(value).ok()?);
+        }
+    }
+    let summary = summary?;
+    let measured: Vec<&EpochStats> = epochs.iter().filter(|e| e.epoch > warmup).collect();
+    let latencies_ms: Vec<f64> = measured.iter().map(|e| e.latency_ms).collect();
+    let updates: u64 = measured.iter().map(|e| e.updates).sum();
+    let busy: f64 = latencies_ms.iter().sum::<f64>() / 1000.0;
+    Some(Metrics {
+        load_seconds: Some(summary.load_seconds + summary.initial_seconds),
+        updates_per_sec: if busy > 0.0 { updates as f64 / busy } else { 0.0 },
+        updates,
+        measured_epochs: measured.len() as u64,
+        warmup_epochs: warmup,
+        latency: percentiles(&latencies_ms),
+        latencies_ms,
+        rss_bytes: epochs.iter().map(|e| e.rss_bytes).collect(),
+        peak_rss_bytes: summary.peak_rss_bytes,
+        ..Metrics::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_file_with_warmup() {
+        let text = [
+            r#"{"epoch":0,"updates":10,"latency_ms":50.0,"output_changes":0,"rss_bytes":1}"#,
+            r#"{"epoch":1,"updates":100,"latency_ms":1000.0,"output_changes":0,"rss_bytes":2}"#,
+            r#"{"epoch":2,"updates":100,"latency_ms":10.0,"output_changes":0,"rss_bytes":3}"#,
+            r#"{"epoch":3,"updates":50,"latency_ms":40.0,"output_changes":0,"rss_bytes":4}"#,
+        ]
+        .join("\n");
+        let summary = RunSummary { summary: true, load_seconds: 0.5, initial_seconds: 0.25, ..RunSummary::default() };
+        let text = format!("{}\n{}\n", text, serde_json::to_string(&summary).unwrap());
+        let m = from_stats(&text, 1).unwrap();
+        assert_eq!(m.updates, 150);
+        assert_eq!(m.measured_epochs, 2);
+        assert!((m.updates_per_sec - 150.0 / 0.05).abs() < 1e-6, "{}", m.updates_per_sec);
+        assert_eq!(m.latencies_ms, vec![10.0, 40.0]);
+        assert_eq!(m.latency.max_ms, 40.0);
+        assert_eq!(m.load_seconds, Some(0.75));
+        assert_eq!(m.rss_bytes, vec![1, 2, 3, 4]);
+        assert!(from_stats("", 0).is_none());
+    }
+
+    #[test]
+    fn keys_are_stable() {
+        assert_eq!(fnv1a(b""), 0xcbf29ce484222325);
+        assert_eq!(fnv1a(b"a"), 0xaf63dc4c8601ec8c);
+    }
+}
