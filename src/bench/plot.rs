@@ -42,6 +42,8 @@ const FONT_CANDIDATES: &[&str] = &[
     "/Library/Fonts/Arial.ttf",
 ];
 
+/// Registers the first system font found among the usual places with plotters (its text
+/// needs one); an error names the places tried.
 pub fn register_font() -> Result<(), BenchError> {
     for path in FONT_CANDIDATES {
         if let Ok(bytes) = std::fs::read(path) {

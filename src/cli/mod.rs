@@ -202,8 +202,11 @@ pub struct JobArgs {
 /// `--late`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LateArg {
+    /// Drop a late update (counted in the stats).
     Drop,
+    /// Stop with an error naming the late update.
     Error,
+    /// Apply it at the watermark (see the README's event-time windows).
     Apply,
 }
 

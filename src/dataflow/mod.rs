@@ -268,12 +268,16 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
 /// Why [`by_name`] cannot build an algorithm.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AlgorithmError {
+    /// No built-in algorithm has this name.
     #[error("unknown algorithm '{0}' (known: {known})", known = ALGORITHMS.join(", "))]
     Unknown(String),
+    /// The named algorithm (bfs, sssp) needs `--source`.
     #[error("{0} needs a source vertex (--source S)")]
     NeedsSource(String),
+    /// A damping factor outside `[0, 1]`.
     #[error("--damping must be in [0, 1], got {0}")]
     Damping(f64),
+    /// `spanner` without `--k`, or with `--k 0`.
     #[error("spanner needs a distance bound --k K of at least 1{}", got(.0))]
     NeedsK(Option<u32>),
 }

@@ -186,8 +186,11 @@ pub enum Kind {
     Ignored(String),
     /// `SHOW name`.
     Show(String),
+    /// `BEGIN` / `START TRANSACTION`: pins the epoch the transaction reads.
     Begin,
+    /// `COMMIT` / `END`: releases the pinned epoch.
     Commit,
+    /// `ROLLBACK`: releases the pinned epoch (nothing was written).
     Rollback,
     /// A statement that would change data (its verb).
     Write(String),
