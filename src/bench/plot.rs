@@ -42,6 +42,8 @@ const FONT_CANDIDATES: &[&str] = &[
     "/Library/Fonts/Arial.ttf",
 ];
 
+/// Registers the first TrueType font found at the usual system paths as plotters' `sans-serif`
+/// (needed before any text is drawn); [`BenchError::NoFont`] listing the paths tried if none loads.
 pub fn register_font() -> Result<(), BenchError> {
     for path in FONT_CANDIDATES {
         if let Ok(bytes) = std::fs::read(path) {
