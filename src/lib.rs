@@ -30,7 +30,6 @@ pub mod cli;
 pub mod dataflow;
 pub mod driver;
 #[cfg(feature = "cli")]
-#[allow(missing_docs)] // TEMPORARY: being documented
 pub mod experiment;
 #[cfg(feature = "cli")]
 pub mod graphalytics;

@@ -12,10 +12,16 @@ use super::stats::ratio_ci;
 /// One compared metric of one configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
+    /// The configuration compared ([`Cell::config`](super::config::Cell::config):
+    /// dataset/stream/algorithm/system/workers/batch).
     pub config: String,
+    /// The metric: `updates_per_sec` or `p99_ms`.
     pub metric: &'static str,
+    /// B / A of the medians of the metric over the successful repetitions.
     pub ratio: f64,
+    /// The lower end of the ratio's bootstrap 95% confidence interval.
     pub ci_low: f64,
+    /// The upper end of the ratio's bootstrap 95% confidence interval.
     pub ci_high: f64,
     /// `better`, `worse`, or `~` (no change past the noise).
     pub verdict: &'static str,

@@ -24,18 +24,23 @@ use crate::types::{Node, Time, Update};
 /// What every record says about its dataset.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct DatasetInfo {
+    /// The dataset's name (its `name` key in the experiment file).
     pub name: String,
     /// CRC-32 (hex) of the canonical edge list.
     pub checksum: String,
+    /// Distinct vertices among the canonical edges.
     pub vertices: u64,
+    /// Edges in the canonical edge list (copies counted).
     pub edges: u64,
 }
 
 /// A prepared dataset: its canonical edges (in order) and its facts.
 pub struct Prepared {
+    /// The canonical edges as `(src, dst)`, in the order written to `OUT/data/NAME.e`.
     pub edges: Vec<(Node, Node)>,
     /// Temporal datasets: each edge's event time (non-decreasing; 0 for a line without one).
     pub times: Option<Vec<Time>>,
+    /// Name, checksum and counts, as every record of this dataset carries them.
     pub info: DatasetInfo,
 }
 
@@ -89,9 +94,14 @@ pub fn prepare(exp: &Experiment, name: &str, out: &Path) -> Result<Prepared, Exp
 /// A stream's files.
 #[derive(Clone, Debug)]
 pub struct StreamFiles {
+    /// The initial graph's edge file (epoch 0), under `OUT/streams/`.
     pub graph: PathBuf,
+    /// The update file (`+ src dst` / `- src dst`, or `+ src dst @T` for event-time streams), under
+    /// `OUT/streams/`.
     pub updates: PathBuf,
+    /// Edges in the initial graph file.
     pub initial_edges: u64,
+    /// Lines in the update file.
     pub updates_count: u64,
     /// The multiset of edges live at the end, one entry per copy.
     pub final_edges: Vec<(Node, Node)>,

@@ -5,6 +5,8 @@ use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
+/// The code and machine a record was measured with (the record's `env` field, the report's
+/// environment table), captured once per run.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Environment {
     /// `git rev-parse HEAD` in the working directory (`unknown` outside a checkout).
@@ -15,13 +17,20 @@ pub struct Environment {
     pub rustc: String,
     /// `debug` or `release`: how this binary was built.
     pub profile: String,
+    /// This crate's version (`CARGO_PKG_VERSION`).
     pub ripples_version: String,
+    /// The `timely` version pinned in `Cargo.lock` at build time (`unknown` if absent).
     pub timely_version: String,
+    /// The `differential-dataflow` version pinned in `Cargo.lock` at build time (`unknown` if
+    /// absent).
     pub differential_version: String,
+    /// The first `model name` of `/proc/cpuinfo` (`unknown` where there is none).
     pub cpu_model: String,
     /// Logical cores the process may use.
     pub cores: usize,
+    /// Total physical memory in bytes (`MemTotal` of `/proc/meminfo`; 0 if unreadable).
     pub memory_bytes: u64,
+    /// The kernel release (`/proc/sys/kernel/osrelease`; empty if unreadable).
     pub kernel: String,
     /// `uptime`'s load averages (1, 5, 15 minutes) when the experiment started.
     pub load_average: String,

@@ -9,7 +9,7 @@
 //!   `results.jsonl` keyed by a hash of the cell, the git revision and the dataset checksum
 //!   ([`record`]); `--resume`, `--rerun-failed`;
 //! * [`systems`] — the systems of `ripples bench` as `bench:NAME`;
-//! * [`env`] — the environment every record carries;
+//! * [`env`](mod@env) — the environment every record carries;
 //! * [`stats`] — median, bootstrap CI, coefficient of variation, outlier flags;
 //! * [`output`] — tidy CSV, plots, the Markdown report; [`compare`] — two result files side by
 //!   side.
@@ -35,7 +35,16 @@ use std::path::PathBuf;
 pub enum ExperimentError {
     /// The experiment file is malformed: `file:line: key: problem`.
     #[error("{}:{line}: {key}: {problem}", path.display())]
-    File { path: PathBuf, line: usize, key: String, problem: String },
+    File {
+        /// The experiment file, as given on the command line.
+        path: PathBuf,
+        /// The 1-based line of the file the problem is on (1 when it is the file as a whole).
+        line: usize,
+        /// The key at fault, dotted for tables (`datasets.path`, `commands.NAME`).
+        key: String,
+        /// What is wrong with it, for a person to read.
+        problem: String,
+    },
     /// Bad input data or usage.
     #[error("{0}")]
     Input(String),

@@ -80,7 +80,10 @@ pub fn summaries(records: &[Record]) -> BTreeMap<String, BTreeMap<&'static str, 
 /// A line of a figure.
 #[derive(Clone, Debug, Serialize)]
 pub struct Series {
+    /// The legend text: stream, system and the fixed workers `wW` and/or batch `bB` (`churn ripples
+    /// w2 b1000`); ideal-linear lines end in ` ideal`.
     pub label: String,
+    /// The `(x, y)` points in x order, in the panel's units (see its axes).
     pub points: Vec<(f64, f64)>,
     /// The configuration each point comes from (for a CCDF, the one configuration).
     pub configs: Vec<String>,
@@ -93,10 +96,13 @@ pub struct Series {
 pub struct Panel {
     /// `scaling`, `batch` or `latency_ccdf`.
     pub kind: &'static str,
+    /// The dataset the figure is for.
     pub dataset: String,
+    /// The algorithm the figure is for.
     pub algorithm: String,
     /// The SVG file, beside the report.
     pub file: String,
+    /// The lines drawn, one per configuration group (plus reference lines).
     pub series: Vec<Series>,
 }
 

@@ -12,6 +12,8 @@ use crate::types::stats::{EpochStats, RunSummary};
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
+    /// Finished and wrote a result that agrees with the reference, or there is no reference (`"ok"`
+    /// in the record's `status`).
     Ok,
     /// Killed at the cell's timeout.
     Timeout,
@@ -26,6 +28,8 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status as written in `results.jsonl` and the CSV files: `ok`, `timeout`, `oom`,
+    /// `crashed`, `wrong-result` or `incomplete`.
     pub fn name(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -41,13 +45,17 @@ impl Status {
 /// Epoch-latency percentiles (ms) over the measured epochs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Percentiles {
+    /// The median epoch latency, in milliseconds.
     pub p50_ms: f64,
     /// `None` for a `bench:` system (it reports p50, p95, p99 and max only).
     #[serde(default)]
     pub p90_ms: Option<f64>,
+    /// The 99th-percentile epoch latency, in milliseconds.
     pub p99_ms: f64,
+    /// The 99.9th-percentile epoch latency, in milliseconds; `None` for a `bench:` system.
     #[serde(default)]
     pub p999_ms: Option<f64>,
+    /// The slowest measured epoch's latency, in milliseconds (exact, not from the histogram).
     pub max_ms: f64,
 }
 
@@ -60,9 +68,13 @@ pub struct Metrics {
     pub load_seconds: Option<f64>,
     /// Updates in the measured epochs over the time spent in them.
     pub updates_per_sec: f64,
+    /// Updates applied in the measured epochs (warm-up epochs excluded).
     pub updates: u64,
+    /// Update epochs the figures are computed over (all but the warm-up ones).
     pub measured_epochs: u64,
+    /// Update epochs left out as warm-up (the experiment's `warmup_epochs`).
     pub warmup_epochs: u64,
+    /// Epoch-latency percentiles over the measured epochs (HDR histogram).
     pub latency: Percentiles,
     /// The latency of every measured epoch, in order (the CCDF plot's data).
     pub latencies_ms: Vec<f64>,
@@ -70,7 +82,9 @@ pub struct Metrics {
     pub rss_bytes: Vec<u64>,
     /// The child's peak resident memory (its rusage).
     pub peak_rss_bytes: u64,
+    /// User CPU seconds of the child process (its `wait4` rusage).
     pub cpu_user_seconds: f64,
+    /// System CPU seconds of the child process (its `wait4` rusage).
     pub cpu_system_seconds: f64,
 }
 
@@ -79,22 +93,31 @@ pub struct Metrics {
 pub struct Record {
     /// Hash of the cell, the git revision and the dataset checksum.
     pub key: String,
+    /// The experiment's name (its `name` key or the file's stem).
     pub experiment: String,
+    /// The resolved cell: dataset, stream, algorithm, system, workers, batch, repetition, seed.
     pub cell: Cell,
+    /// How the cell ended (`ok` or a failure kind).
     pub status: Status,
     /// What went wrong, for a failed cell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The child's command line, program first, placeholders filled in.
     pub command: Vec<String>,
     /// Seconds since 1970 when the cell started.
     pub started_unix: u64,
+    /// Wall-clock seconds from starting the child to its exit or kill.
     pub wall_seconds: f64,
+    /// The timeout the cell ran under, in seconds (the experiment's `timeout_secs`).
     pub timeout_secs: f64,
     /// Whether the result agrees with the reference (`None`: no reference, or no result).
     pub agrees: Option<bool>,
+    /// The figures; absent when the cell produced none (most failures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Metrics>,
+    /// The dataset: name, CRC-32 of its canonical edge list, vertices, edges.
     pub dataset: DatasetInfo,
+    /// The environment the cell ran in: code revision, toolchain, machine.
     pub env: Environment,
 }
 

@@ -40,6 +40,8 @@ pub const PLACEHOLDERS: &[&str] = &[
 /// Options of `ripples experiment run`.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
+    /// The output directory (`--out`, default `results/NAME`): `results.jsonl`, data, streams and
+    /// the report.
     pub out: PathBuf,
     /// Skip cells that already have a record.
     pub resume: bool,
@@ -54,9 +56,13 @@ pub struct RunOptions {
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunCounts {
+    /// Cells run in this invocation, failed or not.
     pub ran: usize,
+    /// Cells not run because they already have a record (`--resume` / `--rerun-failed`).
     pub skipped: usize,
+    /// Cells run in this invocation whose status is not `ok`.
     pub failed: usize,
+    /// Cells still to run when `--max-cells` stopped the run.
     pub left: usize,
 }
 

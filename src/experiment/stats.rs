@@ -83,16 +83,24 @@ pub fn outliers(xs: &[f64]) -> Vec<usize> {
 /// Median, its bootstrap CI, CV and outliers of one metric over repetitions.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Summary {
+    /// How many values (successful repetitions with this metric) were summarised.
     pub n: usize,
+    /// The median of the values (NaN for none).
     pub median: f64,
+    /// The lower end of the median's bootstrap 95% confidence interval.
     pub ci_low: f64,
+    /// The upper end of the median's bootstrap 95% confidence interval.
     pub ci_high: f64,
+    /// The coefficient of variation: sample standard deviation over mean (0 for fewer than two
+    /// values or a zero mean).
     pub cv: f64,
     /// Indices (into the values given) of flagged outliers.
     pub outliers: Vec<usize>,
 }
 
 impl Summary {
+    /// Summarises `xs` (one metric over repetitions), the bootstrap seeded by `seed`; outliers have
+    /// a modified z-score above 3.5.
     pub fn of(xs: &[f64], seed: u64) -> Summary {
         let (ci_low, ci_high) = bootstrap_ci(xs, seed, median);
         Summary { n: xs.len(), median: median(xs), ci_low, ci_high, cv: cv(xs), outliers: outliers(xs) }

@@ -38,7 +38,6 @@
 
 pub mod file;
 pub mod line;
-#[allow(missing_docs)] // TEMPORARY: being documented
 pub mod temporal;
 pub mod write;
 

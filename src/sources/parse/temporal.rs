@@ -64,9 +64,13 @@ pub struct CsvSpec {
     pub columns: Option<Vec<String>>,
     /// The field separator; `None` splits on any run of spaces and tabs.
     pub delimiter: Option<char>,
+    /// The name of the column holding the source vertex (`src_column`, default `src`).
     pub src: String,
+    /// The name of the column holding the destination vertex (`dst_column`, default `dst`).
     pub dst: String,
+    /// The name of the column holding the timestamp (`time_column`, required).
     pub time: String,
+    /// How the timestamp column is written (`time_format`, default `unix`).
     pub time_format: TimeFormat,
 }
 
@@ -85,16 +89,22 @@ pub fn delimiter(text: Option<&str>) -> Result<Option<char>, String> {
 /// A temporal edge-list format.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TemporalFormat {
+    /// SNAP temporal edge lists: `src dst unixtime` lines.
     Snap,
+    /// KONECT `out.*` files: `%` header lines, then `src dst [weight [timestamp]]`.
     Konect,
+    /// A delimited file whose columns the spec names (`format = "csv"`).
     Csv(CsvSpec),
 }
 
 /// One edge of a temporal edge list.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TemporalEdge {
+    /// The source vertex.
     pub src: Node,
+    /// The destination vertex.
     pub dst: Node,
+    /// The edge's weight: KONECT's third column, if present (`None` for SNAP and CSV).
     pub weight: Option<f64>,
     /// Seconds since 1970-01-01 UTC; `None` for a KONECT line without a timestamp column.
     pub time: Option<Time>,
