@@ -54,15 +54,20 @@ pub fn read(path: &Path) -> String {
 }
 
 /// A free port below the ephemeral range (32768..), so that no outgoing connection of a
-/// concurrently running test can take it while a crashed server is being restarted on it.
+/// concurrently running test can take it while a crashed server is being restarted on it. A port
+/// is handed out once per test binary: two tests running at once never get the same one (a free
+/// port is only free until its server binds it).
 pub fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
     let mut rng = ChaCha8Rng::seed_from_u64(
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
             ^ u64::from(std::process::id()),
     );
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
     loop {
         let port = rng.gen_range(20_000..32_000);
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        if !given.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.push(port);
             return port;
         }
     }
