@@ -5,38 +5,24 @@
 //! What it teaches: `ripples::job::Job` — `builder()`, `builtin("wcc")`, `changes()`, `insert`,
 //! `remove`, `commit` (returns the epoch it closed), `wait(epoch)`, `value(name, vertex)` and
 //! `shutdown()` (the run's summary). The change channel carries exactly the change-log lines,
-//! so summing them gives the result; a plain union-find, written here, checks it at every epoch.
+//! so summing them gives the result; ripples' sequential oracle checks it at every epoch.
 //!
 //! ```text
 //! cargo run --release --example embedded_job -- 4      # with 4 workers (default 2)
 //! ```
 //!
-//! It exits non-zero if any epoch disagrees with the union-find (CI runs it).
+//! It exits non-zero if any epoch disagrees with the sequential oracle (CI runs it).
 
 use std::collections::BTreeMap;
 
 use ripples::job::Job;
 use ripples::types::Node;
 
-/// Smallest id of each vertex's component, by a plain union-find over the edges present.
+/// Smallest id of each vertex's component, by ripples' plain sequential oracle (written
+/// separately from every dataflow).
 fn components(edges: &BTreeMap<(Node, Node), i64>) -> BTreeMap<Node, u64> {
-    let mut parent: BTreeMap<Node, Node> = BTreeMap::new();
-    fn find(parent: &mut BTreeMap<Node, Node>, x: Node) -> Node {
-        let p = *parent.entry(x).or_insert(x);
-        if p == x {
-            return x;
-        }
-        let root = find(parent, p);
-        parent.insert(x, root);
-        root
-    }
-    for &(a, b) in edges.keys() {
-        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-        // The smaller root wins, so every root is its component's smallest id.
-        parent.insert(ra.max(rb), ra.min(rb));
-    }
-    let keys: Vec<Node> = parent.keys().copied().collect();
-    keys.into_iter().map(|v| (v, find(&mut parent, v))).collect()
+    let edges: Vec<(Node, Node, f64)> = edges.keys().map(|&(a, b)| (a, b, 1.0)).collect();
+    ripples::oracle::wcc::wcc(&ripples::oracle::vertex_set([], &edges), &edges)
 }
 
 fn main() {
@@ -96,7 +82,7 @@ fn main() {
     }
     let report = job.shutdown().expect("a clean end");
     println!(
-        "embedded_job: {} epochs (60 checked) agree with union-find; {} updates at {:.0} updates/s, p99 {:.2} ms ({} workers)",
+        "embedded_job: {} epochs (60 checked) agree with the oracle; {} updates at {:.0} updates/s, p99 {:.2} ms ({} workers)",
         report.summary.epochs, report.summary.updates, report.summary.updates_per_sec, report.summary.latency.p99_ms, workers
     );
 }

@@ -12,7 +12,7 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use common::process::{bin, read, s, Files};
 use common::session::two_process_hostfile;
@@ -101,32 +101,6 @@ fn run_memory(name: &str, k: u32, stream: &Inserts, workers: usize) -> Vec<Chang
     };
     let report = driver::run(RunOptions::memory(mem, workers), algorithm).expect("run").expect("writer report");
     report.changes.expect("collected changes")
-}
-
-/// Accumulates a change log into the set of `(key, value)` records after each epoch
-/// `0..=last`; every record's multiplicity must stay 0 or 1.
-fn sets_per_epoch(changes: &[Change], last: u64, what: &str) -> Vec<BTreeSet<(u64, u64)>> {
-    let mut counts: BTreeMap<(u64, u64), i64> = BTreeMap::new();
-    let mut out = Vec::new();
-    let mut i = 0;
-    for epoch in 0..=last {
-        while i < changes.len() && changes[i].epoch == epoch {
-            let c = &changes[i];
-            *counts.entry((c.key, c.value)).or_insert(0) += c.diff as i64;
-            i += 1;
-        }
-        counts.retain(|_, n| *n != 0);
-        assert!(
-            counts.values().all(|&n| n == 1),
-            "{}: epoch {}: a multiplicity other than 1: {:?}",
-            what,
-            epoch,
-            counts
-        );
-        out.push(counts.keys().copied().collect());
-    }
-    assert_eq!(i, changes.len(), "{}: changes after the last epoch or out of order", what);
-    out
 }
 
 /// The oracle's records for `name` over `edges` (in arrival order).

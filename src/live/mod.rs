@@ -92,6 +92,7 @@ pub use sequencer::LiveSummary;
 pub use start::{start, LiveHandle};
 pub use state::{read_mark, write_mark, ChangeLogMark, DurabilityError, Recovered, StateDir};
 pub use transport::embedded::{EmbeddedInput, EmbeddedSender, Submission};
+pub use transport::tls::tls_server_config;
 
 use serde::{Deserialize, Serialize};
 

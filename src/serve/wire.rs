@@ -40,27 +40,7 @@ const SERVER_VERSION: &str = "16.0";
 
 /// A TLS acceptor from PEM files.
 pub(super) fn tls_acceptor(cert: &Path, key: &Path) -> Result<pgwire::tokio::TlsAcceptor, String> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    let read = |path: &Path| {
-        std::fs::File::open(path)
-            .map(std::io::BufReader::new)
-            .map_err(|e| format!("--serve: cannot read {}: {e}", path.display()))
-    };
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_reader_iter(read(cert)?)
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{}: not a PEM certificate chain: {e}", cert.display()))?;
-    if chain.is_empty() {
-        return Err(format!("{}: no certificate in the file", cert.display()));
-    }
-    let key = PrivateKeyDer::from_pem_reader(read(key)?)
-        .map_err(|e| format!("{}: not a PEM private key: {e}", key.display()))?;
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("--serve TLS: {e}"))?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(|e| format!("--serve TLS: the certificate and key do not fit together: {e}"))?;
+    let mut config = crate::live::tls_server_config(cert, key).map_err(|e| format!("--serve: {e}"))?;
     config.alpn_protocols = vec![b"postgresql".to_vec()];
     Ok(pgwire::tokio::TlsAcceptor::from(Arc::new(config)))
 }

@@ -112,9 +112,10 @@ pub fn oracle_input(
     (vertices, edges)
 }
 
-/// Accumulates a change log into the state after each epoch `0..=last`.
-pub fn states_per_epoch(changes: &[Change], last: u64) -> Vec<BTreeMap<Node, u64>> {
-    let mut counts: BTreeMap<(Node, u64), i64> = BTreeMap::new();
+/// Accumulates a change log into the set of `(key, value)` records after each epoch
+/// `0..=last`; every record's multiplicity must stay 0 or 1 (`what` names the run in messages).
+pub fn sets_per_epoch(changes: &[Change], last: u64, what: &str) -> Vec<BTreeSet<(u64, u64)>> {
+    let mut counts: BTreeMap<(u64, u64), i64> = BTreeMap::new();
     let mut out = Vec::new();
     let mut i = 0;
     for epoch in 0..=last {
@@ -123,17 +124,33 @@ pub fn states_per_epoch(changes: &[Change], last: u64) -> Vec<BTreeMap<Node, u64
             *counts.entry((c.key, c.value)).or_insert(0) += c.diff as i64;
             i += 1;
         }
-        let mut state = BTreeMap::new();
-        for (&(k, v), &n) in &counts {
-            assert!(n == 0 || n == 1, "epoch {}: ({}, {}) has multiplicity {}", epoch, k, v, n);
-            if n == 1 {
+        counts.retain(|_, n| *n != 0);
+        assert!(
+            counts.values().all(|&n| n == 1),
+            "{}: epoch {}: a multiplicity other than 1: {:?}",
+            what,
+            epoch,
+            counts
+        );
+        out.push(counts.keys().copied().collect());
+    }
+    assert_eq!(i, changes.len(), "{}: changes after the last epoch or out of order", what);
+    out
+}
+
+/// Accumulates a change log into the state after each epoch `0..=last`: one value per key.
+pub fn states_per_epoch(changes: &[Change], last: u64) -> Vec<BTreeMap<Node, u64>> {
+    sets_per_epoch(changes, last, "change log")
+        .into_iter()
+        .enumerate()
+        .map(|(epoch, set)| {
+            let mut state = BTreeMap::new();
+            for (k, v) in set {
                 assert!(state.insert(k, v).is_none(), "epoch {}: vertex {} has two values", epoch, k);
             }
-        }
-        out.push(state);
-    }
-    assert_eq!(i, changes.len(), "changes after the last epoch or out of order");
-    out
+            state
+        })
+        .collect()
 }
 
 /// Parses a `--changes` file.

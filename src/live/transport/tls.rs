@@ -27,6 +27,14 @@ const PLAIN_WAIT: Duration = Duration::from_millis(1);
 
 /// Loads the certificate chain and private key (PEM files) into a server configuration.
 pub(crate) fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
+    tls_server_config(cert, key).map(Arc::new)
+}
+
+/// A rustls server configuration (ring, safe default protocol versions, no client
+/// authentication) from a PEM certificate chain and a PEM private key; the errors name the
+/// file and say what is wrong with it. The live front end's `--tls-cert/--tls-key` and
+/// `--serve-tls-cert/--serve-tls-key` both load their files through it.
+pub fn tls_server_config(cert: &Path, key: &Path) -> Result<ServerConfig, String> {
     let read =
         |path: &Path| File::open(path).map(BufReader::new).map_err(|e| format!("cannot read {}: {e}", path.display()));
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_reader_iter(read(cert)?)
@@ -43,7 +51,7 @@ pub(crate) fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>
         .with_no_client_auth()
         .with_single_cert(chain, key)
         .map_err(|e| format!("TLS: the certificate and key do not fit together: {e}"))?;
-    Ok(Arc::new(config))
+    Ok(config)
 }
 
 /// Starts a TLS session on `outer` and returns the plaintext end to serve.
