@@ -90,6 +90,7 @@
 //! assert_eq!(forest.links(), 3);
 //! ```
 
+#[cfg(debug_assertions)]
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
