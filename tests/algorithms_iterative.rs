@@ -69,16 +69,6 @@ fn run_stream(alg: Alg, undirected: bool, stream: &RandomStream, batch: usize, w
     report.changes.expect("collected changes")
 }
 
-/// Re-cuts a stream into epochs of `batch` updates, as the driver does.
-fn rebatch(stream: &RandomStream, batch: usize) -> RandomStream {
-    let updates: Vec<Update> = stream.epochs.iter().flatten().copied().collect();
-    RandomStream {
-        vertices: stream.vertices.clone(),
-        initial: stream.initial.clone(),
-        epochs: updates.chunks(batch).map(|c| c.to_vec()).collect(),
-    }
-}
-
 /// Asserts that `got` equals `want`: same keys, integers equal, floats within 1e-9 relative.
 fn assert_matches(alg: Alg, got: &BTreeMap<Node, u64>, want: &BTreeMap<Node, u64>, context: &str) {
     assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "{}: vertex sets differ", context);

@@ -48,16 +48,6 @@ fn run_stream(name: &str, stream: &RandomStream, batch: usize, workers: usize) -
     report.changes.expect("collected changes")
 }
 
-/// Re-cuts a stream into epochs of `batch` updates, as the driver does.
-fn rebatch(stream: &RandomStream, batch: usize) -> RandomStream {
-    let updates: Vec<Update> = stream.epochs.iter().flatten().copied().collect();
-    RandomStream {
-        vertices: stream.vertices.clone(),
-        initial: stream.initial.clone(),
-        epochs: updates.chunks(batch).map(|c| c.to_vec()).collect(),
-    }
-}
-
 /// Runs `name` over `stream` (already cut into epochs of `batch`) and checks every epoch
 /// against the oracle; returns the states.
 fn check_stream(

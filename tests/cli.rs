@@ -12,7 +12,6 @@ use std::process::Output;
 
 use common::process::{bin, free_port, Files};
 use common::*;
-use ripples::types::Update;
 
 fn ripples(args: &[&str]) -> Output {
     bin().args(args).output().expect("ripples runs")
@@ -30,15 +29,6 @@ fn write_stream(files: &Files, stream: &RandomStream) -> (PathBuf, PathBuf, Path
         u.push_str(&format!("{} {} {}\n", if up.diff > 0 { "+" } else { "-" }, up.src, up.dst));
     }
     (files.write("g.e", &g), files.write("g.v", &v), files.write("u.txt", &u))
-}
-
-fn rebatch(stream: &RandomStream, batch: usize) -> RandomStream {
-    let updates: Vec<Update> = stream.epochs.iter().flatten().copied().collect();
-    RandomStream {
-        vertices: stream.vertices.clone(),
-        initial: stream.initial.clone(),
-        epochs: updates.chunks(batch).map(|c| c.to_vec()).collect(),
-    }
 }
 
 fn run_wcc(files: &Files, tag: &str, extra: &[&str]) -> (String, String, String) {

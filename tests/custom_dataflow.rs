@@ -7,8 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::*;
 use ripples::dataflow::custom;
-use ripples::driver::{self, MemoryStream, RunOptions};
-use ripples::types::Update;
+use ripples::driver::{self, RunOptions};
 
 fn degree_distribution(counts: &BTreeMap<(u64, u64), i64>) -> BTreeMap<u64, u64> {
     let mut neighbours: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
@@ -30,9 +29,7 @@ fn degree_distribution_matches_every_epoch() {
     for workers in [1, 2] {
         let seed = 9;
         let s = random_stream(seed, 30, 40, 15, 5);
-        let updates: Vec<Update> = s.epochs.iter().flatten().copied().collect();
-        let epochs: Vec<Vec<Update>> = updates.chunks(5).map(|c| c.to_vec()).collect();
-        let s = RandomStream { vertices: vec![], initial: s.initial, epochs };
+        let s = RandomStream { vertices: vec![], ..rebatch(&s, 5) };
         let alg = custom("degree-distribution", |input| {
             input
                 .edges
@@ -44,12 +41,7 @@ fn degree_distribution_matches_every_epoch() {
                 .count()
                 .map(|(degree, n)| (degree, n as u64))
         });
-        let mem = MemoryStream {
-            vertices: vec![],
-            initial: s.initial.iter().map(|&(a, b)| (a, b, None)).collect(),
-            updates,
-            batch: 5,
-        };
+        let mem = memory(&s, 5);
         let report = driver::run(RunOptions::memory(mem, workers), alg).unwrap().unwrap();
         let states = states_per_epoch(&report.changes.unwrap(), s.epochs.len() as u64);
         for (epoch, counts) in edge_counts_per_epoch(&s).iter().enumerate() {
@@ -90,13 +82,7 @@ fn observers_see_exactly_the_change_log() {
     for workers in [1, 2] {
         let seed = 21;
         let s = random_stream(seed, 40, 60, 30, 6);
-        let updates: Vec<Update> = s.epochs.iter().flatten().copied().collect();
-        let mem = MemoryStream {
-            vertices: vec![],
-            initial: s.initial.iter().map(|&(a, b)| (a, b, None)).collect(),
-            updates,
-            batch: 6,
-        };
+        let mem = memory(&RandomStream { vertices: vec![], ..s }, 6);
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Default::default()));
         let options = RunOptions {
             observers: ripples::driver::observe::Observers::default().with(Record(seen.clone())),
@@ -150,15 +136,8 @@ fn the_ladder_works_inside_a_nested_scope() {
     let algorithms: Vec<Box<dyn ripples::dataflow::Algorithm>> = vec![Box::new(labels), Box::new(distances)];
     let seed = 17;
     let s = random_stream(seed, 25, 30, 12, 4);
-    let updates: Vec<Update> = s.epochs.iter().flatten().copied().collect();
-    let epochs: Vec<Vec<Update>> = updates.chunks(4).map(|c| c.to_vec()).collect();
-    let s = RandomStream { vertices: vec![], initial: s.initial, epochs };
-    let mem = MemoryStream {
-        vertices: vec![],
-        initial: s.initial.iter().map(|&(a, b)| (a, b, None)).collect(),
-        updates,
-        batch: 4,
-    };
+    let s = RandomStream { vertices: vec![], ..rebatch(&s, 4) };
+    let mem = memory(&s, 4);
     let report = driver::run_many(RunOptions::memory(mem, 2), algorithms).unwrap().unwrap();
     let last = s.epochs.len() as u64;
     let labels = states_per_epoch(report.algorithms[0].changes.as_ref().unwrap(), last);

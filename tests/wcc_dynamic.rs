@@ -17,7 +17,7 @@ use rand_chacha::ChaCha8Rng;
 use ripples::dataflow::wcc::{Wcc, WccGeneral};
 use ripples::dataflow::wcc_dynamic::WccDynamic;
 use ripples::dataflow::{Algorithm, GraphInput};
-use ripples::driver::{self, MemoryStream, RunOptions};
+use ripples::driver::{self, RunOptions};
 use ripples::sinks::Change;
 use ripples::types::{Diff, Node, Time, Update};
 use timely::dataflow::operators::{Inspect, Probe};
@@ -124,15 +124,6 @@ fn adversarial_stream(seed: u64, vertices: usize, initial: usize, updates: usize
         out.push(Update::insert(e.0, e.1));
     }
     RandomStream { vertices: vfile, initial: init, epochs: vec![out] }
-}
-
-fn memory(s: &RandomStream, batch: usize) -> MemoryStream {
-    MemoryStream {
-        vertices: s.vertices.clone(),
-        initial: s.initial.iter().map(|&(a, b)| (a, b, None)).collect(),
-        updates: s.epochs.iter().flatten().copied().collect(),
-        batch,
-    }
 }
 
 fn changes<A: Algorithm>(s: &RandomStream, batch: usize, workers: usize, algorithm: A) -> Vec<Change> {

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use rand::{Rng, SeedableRng};
 use ripples::dataflow::wcc::{Wcc, WccGeneral};
-use ripples::driver::{self, MemoryStream, RunOptions};
+use ripples::driver::{self, RunOptions};
 use ripples::types::Update;
 
 fn insert_only_stream(seed: u64, vertices: usize, initial: usize, epochs: usize, batch: usize) -> RandomStream {
@@ -19,15 +19,6 @@ fn insert_only_stream(seed: u64, vertices: usize, initial: usize, epochs: usize,
         (0..epochs).map(|_| (0..batch).map(|_| Update::insert(pick(), pick())).collect()).collect();
     let vfile: Vec<u64> = ids.iter().copied().step_by(9).collect();
     RandomStream { vertices: vfile, initial, epochs }
-}
-
-fn memory(s: &RandomStream, batch: usize) -> MemoryStream {
-    MemoryStream {
-        vertices: s.vertices.clone(),
-        initial: s.initial.iter().map(|&(a, b)| (a, b, None)).collect(),
-        updates: s.epochs.iter().flatten().copied().collect(),
-        batch,
-    }
 }
 
 #[test]

@@ -20,16 +20,6 @@ fn run(stream: &RandomStream, batch: usize, workers: usize) -> Vec<ripples::sink
     report.changes.expect("collected changes")
 }
 
-/// Re-cuts a stream into epochs of `batch` updates, as the driver does.
-fn rebatch(stream: &RandomStream, batch: usize) -> RandomStream {
-    let updates: Vec<Update> = stream.epochs.iter().flatten().copied().collect();
-    RandomStream {
-        vertices: stream.vertices.clone(),
-        initial: stream.initial.clone(),
-        epochs: updates.chunks(batch).map(|c| c.to_vec()).collect(),
-    }
-}
-
 fn check(seed: u64, vertices: usize, initial: usize, epochs: usize, batch: usize, workers: usize) {
     let stream = rebatch(&random_stream(seed, vertices, initial, epochs, batch), batch);
     let changes = run(&stream, batch, workers);

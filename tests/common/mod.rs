@@ -112,6 +112,26 @@ pub fn oracle_input(
     (vertices, edges)
 }
 
+/// Re-cuts a stream into epochs of `batch` updates, as the driver does.
+pub fn rebatch(stream: &RandomStream, batch: usize) -> RandomStream {
+    let updates: Vec<Update> = stream.epochs.iter().flatten().copied().collect();
+    RandomStream {
+        vertices: stream.vertices.clone(),
+        initial: stream.initial.clone(),
+        epochs: updates.chunks(batch).map(|c| c.to_vec()).collect(),
+    }
+}
+
+/// The stream as the driver's in-memory input, cut into epochs of `batch` updates.
+pub fn memory(s: &RandomStream, batch: usize) -> ripples::driver::MemoryStream {
+    ripples::driver::MemoryStream {
+        vertices: s.vertices.clone(),
+        initial: s.initial.iter().map(|&(a, b)| (a, b, None)).collect(),
+        updates: s.epochs.iter().flatten().copied().collect(),
+        batch,
+    }
+}
+
 /// Accumulates a change log into the set of `(key, value)` records after each epoch
 /// `0..=last`; every record's multiplicity must stay 0 or 1 (`what` names the run in messages).
 pub fn sets_per_epoch(changes: &[Change], last: u64, what: &str) -> Vec<BTreeSet<(u64, u64)>> {
