@@ -53,7 +53,7 @@ use crate::dataflow::{Algorithm, AlgorithmError, Params};
 use crate::driver::observe::{EpochView, LiveStarted, Observer, Observers, OutputInfo};
 use crate::driver::{Layout, RunError, RunOptions, RunReport, Source};
 use crate::live::{EmbeddedInput, EmbeddedSender, LiveConfig, LiveInput, Submission};
-use crate::sinks::{Change, RunSummary};
+use crate::sinks::Change;
 use crate::sources::window::WindowSpec;
 use crate::types::{Diff, Node, Time, Update};
 
@@ -201,10 +201,6 @@ impl Observer for JobObserver {
             state.completed = Some(view.epoch);
         }
         self.shared.changed.notify_all();
-        Ok(())
-    }
-
-    fn finish(&mut self, _summary: &RunSummary) -> Result<(), String> {
         Ok(())
     }
 }
@@ -480,11 +476,7 @@ impl Job {
         if self.pending.iter().any(|s| matches!(s, Submission::Update(..))) {
             self.commit()?;
         }
-        self.sender = None;
-        match self.join() {
-            Ok(report) => Ok(report),
-            Err(reason) => Err(JobError::Stopped(reason)),
-        }
+        self.join().map_err(JobError::Stopped)
     }
 
     fn flush(&mut self) -> Result<(), JobError> {
@@ -503,6 +495,7 @@ impl Job {
     /// Joins the run's thread (once) and returns its outcome.
     fn join(&mut self) -> Result<RunReport, String> {
         if self.outcome.is_none() {
+            // The stream ends when its sender goes: the run can finish.
             self.sender = None;
             let outcome = match self.thread.take().map(|t| t.join()) {
                 Some(Ok(Ok(Some(report)))) => Ok(report),
