@@ -57,6 +57,18 @@ CREATE TABLE IF NOT EXISTS changes(epoch INTEGER NOT NULL, algorithm TEXT NOT NU
 CREATE INDEX IF NOT EXISTS changes_by_epoch ON changes(epoch);
 CREATE TABLE IF NOT EXISTS ripples_state(epoch INTEGER, oldest INTEGER NOT NULL);
 INSERT INTO ripples_state SELECT NULL, 0 WHERE NOT EXISTS (SELECT 1 FROM ripples_state);
+-- A minimal PostgreSQL catalog: what psql's \\d and \\dt read. The served relations are the
+-- algorithm tables, epochs and changes (not the history tables behind AS OF).
+CREATE VIEW IF NOT EXISTS pg_namespace AS SELECT 2200 AS oid, 'public' AS nspname, 10 AS nspowner
+    UNION ALL SELECT 11, 'pg_catalog', 10 UNION ALL SELECT 13000, 'information_schema', 10;
+CREATE VIEW IF NOT EXISTS pg_am AS SELECT 2 AS oid, 'heap' AS amname, 't' AS amtype;
+CREATE VIEW IF NOT EXISTS pg_roles AS SELECT 10 AS oid, 'ripples' AS rolname;
+CREATE VIEW IF NOT EXISTS pg_class AS SELECT CAST(16384 + rowid AS INTEGER) AS oid, name AS relname, 2200 AS relnamespace,
+    'r' AS relkind, 10 AS relowner, 2 AS relam, 0 AS reltablespace, 'p' AS relpersistence, 0 AS relchecks,
+    0 AS relhasindex, 0 AS relhasrules, 0 AS relhastriggers, 0 AS relrowsecurity, 0 AS relforcerowsecurity,
+    0 AS relispartition, 0 AS reltoastrelid, 0 AS reloftype, 'd' AS relreplident, NULL AS reloptions
+    FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'pg!_%' ESCAPE '!'
+    AND name NOT LIKE '%!_history' ESCAPE '!' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' AND name <> 'ripples_state';
 ";
 
 /// The writing side of the mirror (owned by the mirror thread).

@@ -198,8 +198,154 @@ pub enum Kind {
     Copy(String),
     /// `COPY (SUBSCRIBE ...) TO STDOUT`.
     Subscribe(Subscribe),
+    /// `DECLARE name [NO SCROLL] CURSOR [WITH[OUT] HOLD] FOR query`: the query's rows, read at
+    /// one epoch, kept for `FETCH`.
+    Declare(Declare),
+    /// `FETCH` (or `MOVE`, which skips the rows) `[FORWARD|NEXT] [n|ALL] [FROM|IN] name`.
+    Fetch(Fetch),
+    /// `CLOSE name` (`None`: `CLOSE ALL`).
+    Close(Option<String>),
     /// A query for SQLite (after [`rewrite`]).
     Query,
+}
+
+/// A `DECLARE ... CURSOR`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declare {
+    /// The cursor's name (a quoted name as written, an unquoted one in lower case).
+    pub name: String,
+    /// Whether it outlives its transaction (`WITH HOLD`).
+    pub hold: bool,
+    /// Its query.
+    pub query: String,
+}
+
+/// A `FETCH` or `MOVE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fetch {
+    /// The cursor.
+    pub name: String,
+    /// How many rows (`None`: all that remain).
+    pub count: Option<u64>,
+    /// `MOVE`: skip the rows instead of returning them.
+    pub skip: bool,
+}
+
+/// An identifier as PostgreSQL folds it: `"Name"` as written, `Name` in lower case.
+fn ident(tok: &Tok) -> Option<String> {
+    match tok {
+        Tok::Word(w) => Some(w.to_ascii_lowercase()),
+        Tok::Verbatim(v) if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') => {
+            Some(v[1..v.len() - 1].replace("\"\"", "\""))
+        }
+        _ => None,
+    }
+}
+
+fn declare(sql: &str) -> Result<Kind, SqlError> {
+    let usage = || {
+        SqlError::new(
+            state::SYNTAX,
+            "DECLARE here is DECLARE name [NO SCROLL] CURSOR [WITH HOLD | WITHOUT HOLD] FOR query",
+        )
+    };
+    let toks: Vec<(&str, Tok)> = lex(sql)
+        .into_iter()
+        .filter(|(_, t)| !matches!(t, Tok::Verbatim(v) if v.starts_with("--") || v.starts_with("/*")))
+        .collect();
+    let name = toks.get(1).and_then(|(_, t)| ident(t)).ok_or_else(usage)?;
+    let up = |i: usize| match toks.get(i) {
+        Some((_, Tok::Word(w))) => w.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let mut i = 2;
+    let mut hold = false;
+    while i < toks.len() && up(i) != "FOR" {
+        match up(i).as_str() {
+            "SCROLL" => {
+                if up(i - 1) != "NO" {
+                    return Err(SqlError::new(
+                        state::FEATURE_NOT_SUPPORTED,
+                        "SCROLL cursors are not served: declare the cursor NO SCROLL (it reads forward)",
+                    ));
+                }
+            }
+            "BINARY" => {
+                return Err(SqlError::new(
+                    state::FEATURE_NOT_SUPPORTED,
+                    "BINARY cursors are not served: declare a text cursor (clients choose binary results per FETCH)",
+                ))
+            }
+            "WITH" => hold = true,
+            "NO" | "INSENSITIVE" | "ASENSITIVE" | "CURSOR" | "WITHOUT" | "HOLD" => {}
+            _ => return Err(usage()),
+        }
+        i += 1;
+    }
+    if i >= toks.len() {
+        return Err(usage());
+    }
+    let query: String = toks[i + 1..].iter().map(|(space, t)| format!("{space}{}", text(t))).collect();
+    if query.trim().is_empty() {
+        return Err(usage());
+    }
+    Ok(Kind::Declare(Declare { name, hold, query: query.trim_start().to_string() }))
+}
+
+fn fetch(sql: &str) -> Result<Kind, SqlError> {
+    let toks: Vec<Tok> = lex(sql)
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| !matches!(t, Tok::Verbatim(v) if v.starts_with("--") || v.starts_with("/*")))
+        .collect();
+    let skip = matches!(&toks[0], Tok::Word(w) if w.eq_ignore_ascii_case("MOVE"));
+    let verb = if skip { "MOVE" } else { "FETCH" };
+    let mut count = Some(1);
+    let mut i = 1;
+    let word = |i: usize| match toks.get(i) {
+        Some(Tok::Word(w)) => w.to_ascii_uppercase(),
+        _ => String::new(),
+    };
+    let number = |i: usize| match toks.get(i) {
+        Some(Tok::Number(n)) => n.parse::<u64>().ok(),
+        _ => None,
+    };
+    match word(i).as_str() {
+        "NEXT" => i += 1,
+        "FORWARD" => {
+            i += 1;
+            if word(i) == "ALL" {
+                count = None;
+                i += 1;
+            } else if let Some(n) = number(i) {
+                count = Some(n);
+                i += 1;
+            }
+        }
+        "ALL" => {
+            count = None;
+            i += 1;
+        }
+        "PRIOR" | "FIRST" | "LAST" | "ABSOLUTE" | "RELATIVE" | "BACKWARD" => {
+            return Err(SqlError::new(
+                state::FEATURE_NOT_SUPPORTED,
+                format!("{verb} {}: cursors here read forward only: {verb} FORWARD n FROM name", word(i)),
+            ))
+        }
+        _ => {
+            if let Some(n) = number(i) {
+                count = Some(n);
+                i += 1;
+            }
+        }
+    }
+    if matches!(word(i).as_str(), "FROM" | "IN") {
+        i += 1;
+    }
+    let name = toks.get(i).and_then(ident).filter(|_| i + 1 == toks.len()).ok_or_else(|| {
+        SqlError::new(state::SYNTAX, format!("{verb} here is {verb} [FORWARD] [n | ALL] [FROM] name"))
+    })?;
+    Ok(Kind::Fetch(Fetch { name, count, skip }))
 }
 
 const WRITES: &[&str] = &[
@@ -212,7 +358,19 @@ pub fn classify(sql: &str) -> Result<Kind, SqlError> {
     let w = words(sql);
     let first = w.first().map(String::as_str).unwrap_or("");
     Ok(match first {
-        "SET" | "RESET" | "DISCARD" | "DEALLOCATE" | "LISTEN" | "UNLISTEN" | "CLOSE" => {
+        "DECLARE" => return declare(sql),
+        "FETCH" | "MOVE" => return fetch(sql),
+        "CLOSE" => {
+            let toks: Vec<Tok> = lex(sql).into_iter().map(|(_, t)| t).collect();
+            return match (toks.get(1), toks.len()) {
+                (Some(Tok::Word(w)), 2) if w.eq_ignore_ascii_case("ALL") => Ok(Kind::Close(None)),
+                (Some(t), 2) => ident(t)
+                    .map(|n| Kind::Close(Some(n)))
+                    .ok_or_else(|| SqlError::new(state::SYNTAX, "CLOSE here is CLOSE name or CLOSE ALL")),
+                _ => Err(SqlError::new(state::SYNTAX, "CLOSE here is CLOSE name or CLOSE ALL")),
+            };
+        }
+        "SET" | "RESET" | "DISCARD" | "DEALLOCATE" | "LISTEN" | "UNLISTEN" => {
             if first == "SET" && w.iter().any(|x| x == "READ") && w.iter().any(|x| x == "WRITE") {
                 return Err(SqlError::new(
                     state::READ_ONLY,
@@ -422,6 +580,36 @@ const NOT_ALIAS: &[&str] = &[
     "AS",
 ];
 
+/// Whether a token ends an operand (so that a `~` after it is binary: a regular expression match).
+fn operand(tok: &Tok) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "AND",
+        "OR",
+        "NOT",
+        "WHERE",
+        "SELECT",
+        "WHEN",
+        "THEN",
+        "ELSE",
+        "ON",
+        "BY",
+        "HAVING",
+        "IS",
+        "IN",
+        "LIKE",
+        "CASE",
+        "RETURNING",
+        "DISTINCT",
+        "ALL",
+    ];
+    match tok {
+        Tok::Word(w) => !KEYWORDS.contains(&w.to_ascii_uppercase().as_str()),
+        Tok::Verbatim(v) => !v.starts_with("--") && !v.starts_with("/*"),
+        Tok::Number(_) | Tok::Punct(')') => true,
+        _ => false,
+    }
+}
+
 /// Rewrites PostgreSQL's dialect for SQLite: `$N` → `?N`, `::type` casts dropped, and `t AS OF e`
 /// (for an algorithm table `t`) → the rows of `t` valid at `e`.
 pub fn rewrite(sql: &str, tables: &[String]) -> Result<Rewritten, SqlError> {
@@ -441,9 +629,68 @@ pub fn rewrite(sql: &str, tables: &[String]) -> Result<Rewritten, SqlError> {
                 out.push('?');
                 out.push_str(n);
             }
-            Tok::Cast => {
-                // Drop `::type`, `::type(n)`, `::type[]`, `::"type"`.
+            Tok::Word(w)
+                if w.eq_ignore_ascii_case("pg_catalog") && matches!(toks.get(i + 1), Some((_, Tok::Punct('.')))) =>
+            {
+                // `pg_catalog.name`: the served catalog's views are `name`.
+                out.push_str(space);
+                i += 2;
+                continue;
+            }
+            Tok::Word(w) if w.eq_ignore_ascii_case("COLLATE") => {
+                // `COLLATE pg_catalog.default`, `COLLATE "C"`: SQLite compares bytes anyway.
                 i += 1;
+                if let Some((_, Tok::Word(c))) = toks.get(i) {
+                    if c.eq_ignore_ascii_case("pg_catalog") {
+                        i += 2;
+                    }
+                }
+            }
+            Tok::Word(w)
+                if w.eq_ignore_ascii_case("OPERATOR") && matches!(toks.get(i + 1), Some((_, Tok::Punct('(')))) =>
+            {
+                // `OPERATOR(pg_catalog.~)` (psql's pattern matching).
+                let close = (i..toks.len()).find(|&j| toks[j].1 == Tok::Punct(')')).unwrap_or(toks.len() - 1);
+                let op: String = toks[i + 2..close]
+                    .iter()
+                    .filter_map(|(_, t)| match t {
+                        Tok::Punct(c) if *c != '.' => Some(*c),
+                        _ => None,
+                    })
+                    .collect();
+                out.push_str(space);
+                out.push_str(match op.as_str() {
+                    "~" => "REGEXP",
+                    "!~" => "NOT REGEXP",
+                    "=" => "=",
+                    "<>" => "<>",
+                    _ => {
+                        return Err(SqlError::new(
+                            state::FEATURE_NOT_SUPPORTED,
+                            format!("OPERATOR({op}) is not served; write the operator itself"),
+                        ))
+                    }
+                });
+                i = close;
+            }
+            Tok::Punct('!') if matches!(toks.get(i + 1), Some((_, Tok::Punct('~')))) => {
+                out.push_str(space);
+                out.push_str("NOT REGEXP");
+                i += 1;
+            }
+            Tok::Punct('~') if i > 0 && operand(&toks[i - 1].1) => {
+                // `a ~ 'pattern'` (binary: after an operand; unary `~x` is bitwise not).
+                out.push_str(space);
+                out.push_str("REGEXP");
+            }
+            Tok::Cast => {
+                // Drop `::type`, `::type(n)`, `::type[]`, `::"type"`, `::pg_catalog.type`.
+                i += 1;
+                if matches!(toks.get(i), Some((_, Tok::Word(w))) if w.eq_ignore_ascii_case("pg_catalog"))
+                    && matches!(toks.get(i + 1), Some((_, Tok::Punct('.'))))
+                {
+                    i += 2;
+                }
                 if let Some((_, Tok::Word(_) | Tok::Verbatim(_))) = toks.get(i) {
                     // `double precision`, `character varying`, `timestamp with time zone`.
                     while let Some((_, Tok::Word(w))) = toks.get(i + 1) {
@@ -538,6 +785,49 @@ mod tests {
             .contains("FROM wcc_history WHERE valid_from <= 3 AND (valid_to IS NULL OR valid_to > 3)) AS w join"));
         assert_eq!(rewrite("select * from nope as of 1", &tables()).unwrap_err().code, state::UNDEFINED_TABLE);
         assert_eq!(rewrite("select 'a $1 ::x'", &tables()).unwrap().sql, "select 'a $1 ::x'");
+    }
+
+    #[test]
+    fn rewrites_psql_catalog_queries() {
+        let r = rewrite(
+            "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relname OPERATOR(pg_catalog.~) '^(wcc)$' COLLATE pg_catalog.default AND n.nspname !~ '^pg_toast' AND c.oid::pg_catalog.regclass = 1 AND ~ 1 = -2",
+            &tables(),
+        )
+        .unwrap();
+        assert_eq!(
+            r.sql,
+            "SELECT c.relname FROM pg_class c WHERE c.relname REGEXP '^(wcc)$' AND n.nspname NOT REGEXP '^pg_toast' AND c.oid = 1 AND ~ 1 = -2"
+        );
+    }
+
+    #[test]
+    fn classifies_cursors() {
+        assert_eq!(
+            classify("DECLARE \"Big\" NO SCROLL CURSOR WITHOUT HOLD FOR SELECT * FROM wcc WHERE vertex > $1").unwrap(),
+            Kind::Declare(Declare {
+                name: "Big".into(),
+                hold: false,
+                query: "SELECT * FROM wcc WHERE vertex > $1".into()
+            })
+        );
+        assert_eq!(
+            classify("declare c cursor with hold for select 1").unwrap(),
+            Kind::Declare(Declare { name: "c".into(), hold: true, query: "select 1".into() })
+        );
+        assert_eq!(
+            classify("FETCH FORWARD 100 FROM \"Big\"").unwrap(),
+            Kind::Fetch(Fetch { name: "Big".into(), count: Some(100), skip: false })
+        );
+        assert_eq!(classify("fetch all c").unwrap(), Kind::Fetch(Fetch { name: "c".into(), count: None, skip: false }));
+        assert_eq!(
+            classify("MOVE 5 IN c").unwrap(),
+            Kind::Fetch(Fetch { name: "c".into(), count: Some(5), skip: true })
+        );
+        assert_eq!(classify("FETCH c").unwrap(), Kind::Fetch(Fetch { name: "c".into(), count: Some(1), skip: false }));
+        assert_eq!(classify("FETCH BACKWARD 1 FROM c").unwrap_err().code, state::FEATURE_NOT_SUPPORTED);
+        assert_eq!(classify("CLOSE \"Big\"").unwrap(), Kind::Close(Some("Big".into())));
+        assert_eq!(classify("close all").unwrap(), Kind::Close(None));
+        assert_eq!(classify("DECLARE c SCROLL CURSOR FOR select 1").unwrap_err().code, state::FEATURE_NOT_SUPPORTED);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The PostgreSQL wire protocol (through `pgwire`): authentication, the simple and extended
 //! query protocols, `COPY ... TO STDOUT`, subscriptions, cancel and limits.
 
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -16,7 +17,7 @@ use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::{AuthSource, DefaultServerParameterProvider, LoginInfo, Password, StartupHandler};
 use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::api::portal::{Format, Portal};
-use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::query::{send_describe_response, ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{
     DataRowEncoder, DescribePortalResponse, DescribeResponse, DescribeStatementResponse, FieldInfo, QueryResponse,
     Response, Tag,
@@ -26,12 +27,13 @@ use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, ConnectionManager, PgWireServerHandlers, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyOutResponse};
+use pgwire::messages::extendedquery::{Describe, TARGET_TYPE_BYTE_PORTAL};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
 use super::mirror;
-use super::sql::{self, state, Kind, SqlError, Subscribe};
+use super::sql::{self, state, Declare, Fetch, Kind, SqlError, Subscribe};
 use super::{Auth, Shared};
 use crate::types::format::{format_f64, ValueFormat};
 
@@ -198,8 +200,18 @@ struct ResultSet {
     rows: Vec<Vec<Value>>,
 }
 
+/// A `DECLARE`d cursor: its rows (read at one epoch when declared) not fetched yet.
+struct Cursor {
+    columns: Vec<(String, Type)>,
+    rows: VecDeque<Vec<Value>>,
+    /// `WITH HOLD`: it outlives its transaction.
+    hold: bool,
+}
+
 /// A connection's state: its own read-only SQLite connection.
 struct Session {
+    /// The `DECLARE`d cursors, by name.
+    cursors: Mutex<HashMap<String, Cursor>>,
     shared: Arc<Shared>,
     conn: Arc<Mutex<Option<Db>>>,
     interrupt: Mutex<Option<Arc<rusqlite::InterruptHandle>>>,
@@ -291,6 +303,14 @@ fn open(shared: &Arc<Shared>) -> Result<Db, rusqlite::Error> {
     conn.create_scalar_function("current_database", 0, pure, |_| Ok("ripples".to_string()))?;
     conn.create_scalar_function("current_schema", 0, pure, |_| Ok("public".to_string()))?;
     conn.create_scalar_function("pg_backend_pid", 0, pure, |_| Ok(std::process::id() as i64))?;
+    // What psql's `\d` and `\dt` ask of the catalog (see the `pg_class` view of the mirror).
+    conn.create_scalar_function("pg_get_userbyid", 1, pure, |_| Ok("ripples".to_string()))?;
+    conn.create_scalar_function("pg_table_is_visible", 1, pure, |_| Ok(true))?;
+    conn.create_scalar_function("regexp", 2, pure, |ctx| {
+        let (pattern, text): (String, Option<String>) = (ctx.get(0)?, ctx.get(1)?);
+        let re = regex::Regex::new(&pattern).map_err(|e| rusqlite::Error::UserFunctionError(e.into()))?;
+        Ok(text.is_some_and(|t| re.is_match(&t)))
+    })?;
     let s = shared.clone();
     conn.create_scalar_function("current_setting", 1, pure, move |ctx| {
         let name: String = ctx.get(0)?;
@@ -317,7 +337,7 @@ fn sqlite_error(e: rusqlite::Error, tables: &[String]) -> SqlError {
             return SqlError::new(
                 state::FEATURE_NOT_SUPPORTED,
                 format!(
-                    "the PostgreSQL catalog ({name}) is not served; the tables are {} (columns: SELECT * FROM pragma_table_info('wcc'))",
+                    "the PostgreSQL catalog table {name} is not served (only pg_class, pg_namespace, pg_am and pg_roles: enough for psql's \\d and \\dt); the tables are {}; a table's columns: SELECT * FROM pragma_table_info('wcc')",
                     all()
                 ),
             );
@@ -491,7 +511,7 @@ fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Re
         if e.code != state::FEATURE_NOT_SUPPORTED && sql_text.to_ascii_lowercase().contains("pg_catalog.") {
             SqlError::new(
                 state::FEATURE_NOT_SUPPORTED,
-                format!("the PostgreSQL catalog (pg_catalog) is not served ({}); the tables are {}, epochs, changes; their columns: SELECT * FROM pragma_table_info('epochs')", e.message, tables.join(", ")),
+                format!("this catalog query is not served ({}): the catalog serves psql's \\d and \\dt (the list of tables), not \\d NAME; the tables are {}, epochs, changes; a table's columns: SELECT * FROM pragma_table_info('epochs')", e.message, tables.join(", ")),
             )
         } else {
             e
@@ -568,6 +588,10 @@ fn change_value(v: &Value, format: ValueFormat) -> String {
     }
 }
 
+fn no_cursor(name: &str) -> SqlError {
+    SqlError::new("34000", format!("cursor \"{name}\" does not exist: DECLARE it (in this transaction) first"))
+}
+
 fn one_text_row(name: &str, value: String) -> ResultSet {
     ResultSet { columns: vec![(name.to_string(), Type::TEXT)], rows: vec![vec![Value::Text(value)]] }
 }
@@ -630,6 +654,7 @@ impl Session {
             conn: Arc::new(Mutex::new(db)),
             interrupt: Mutex::new(interrupt),
             described: Mutex::new(None),
+            cursors: Mutex::new(HashMap::new()),
             parser: Arc::new(NoopQueryParser::new()),
         }
     }
@@ -695,6 +720,11 @@ impl Session {
     async fn describe(&self, sql_text: String) -> Result<(usize, Vec<(String, Type)>), SqlError> {
         match sql::classify(&sql_text)? {
             Kind::Show(name) => Ok((0, vec![(name.to_ascii_lowercase(), Type::TEXT)])),
+            Kind::Fetch(f) if !f.skip => {
+                let cursors = self.cursors.lock().unwrap_or_else(|p| p.into_inner());
+                let c = cursors.get(&f.name).ok_or_else(|| no_cursor(&f.name))?;
+                Ok((0, c.columns.clone()))
+            }
             Kind::Query => {
                 let timeout = self.shared.config.statement_timeout;
                 self.blocking(Some(timeout), move |conn, shared| {
@@ -729,7 +759,7 @@ impl Session {
         let simple_only = || {
             SqlError::new(
                 state::FEATURE_NOT_SUPPORTED,
-                "COPY ... TO STDOUT runs in the simple query protocol (psql does; psycopg's cursor.copy() does)",
+                "COPY ... TO STDOUT cannot be described in advance: send Parse, Bind and Execute (no Describe of the portal)",
             )
         };
         Ok(match kind {
@@ -773,6 +803,9 @@ impl Session {
             }
             Kind::Commit | Kind::Rollback => {
                 let tag = if kind == Kind::Commit { "COMMIT" } else { "ROLLBACK" };
+                if let Ok(mut cursors) = self.cursors.lock() {
+                    cursors.retain(|_, c| c.hold);
+                }
                 self.blocking(None, move |c, _| {
                     if !c.is_autocommit() {
                         c.execute_batch("COMMIT").map_err(|e| sqlite_error(e, &[]))?;
@@ -782,6 +815,21 @@ impl Session {
                 .await
             }
             Kind::Write(verb) => Err(sql::read_only(&verb)),
+            Kind::Declare(d) => self.declare(d, params).await.map(|()| Response::Execution(Tag::new("DECLARE CURSOR"))),
+            Kind::Fetch(f) => self.fetch(f, format),
+            Kind::Close(name) => {
+                let mut cursors = self.cursors.lock().unwrap_or_else(|p| p.into_inner());
+                match name {
+                    None => {
+                        cursors.clear();
+                        Ok(Response::Execution(Tag::new("CLOSE CURSOR ALL")))
+                    }
+                    Some(n) => match cursors.remove(&n) {
+                        Some(_) => Ok(Response::Execution(Tag::new("CLOSE CURSOR"))),
+                        None => Err(no_cursor(&n)),
+                    },
+                }
+            }
             Kind::Copy(inner) => match client {
                 None => Err(simple_only()),
                 Some(client) => match self.query(inner, params).await {
@@ -824,6 +872,51 @@ impl Session {
         })
     }
 
+    /// `DECLARE name CURSOR FOR query`: runs the query (at the transaction's epoch) and keeps its rows.
+    async fn declare(&self, d: Declare, params: Vec<Value>) -> Result<(), SqlError> {
+        let timeout = self.shared.config.statement_timeout;
+        let (query, hold) = (d.query.clone(), d.hold);
+        let rs = self
+            .blocking(Some(timeout), move |conn, shared| {
+                if conn.is_autocommit() && !hold {
+                    return Err(SqlError::new(
+                        "25P01",
+                        "DECLARE CURSOR can only be used in transaction blocks: BEGIN first, or DECLARE ... CURSOR WITH HOLD FOR ...",
+                    ));
+                }
+                run_query(conn, shared, &query, &params)
+            })
+            .await?;
+        let mut cursors = self.cursors.lock().unwrap_or_else(|p| p.into_inner());
+        if cursors.contains_key(&d.name) {
+            return Err(SqlError::new("42P03", format!("cursor \"{}\" already exists: CLOSE it first", d.name)));
+        }
+        cursors.insert(d.name, Cursor { columns: rs.columns, rows: rs.rows.into(), hold: d.hold });
+        Ok(())
+    }
+
+    /// `FETCH n FROM name` (`MOVE`: the rows skipped).
+    fn fetch(&self, f: Fetch, format: &Format) -> Result<Response, SqlError> {
+        let mut cursors = self.cursors.lock().unwrap_or_else(|p| p.into_inner());
+        let c = cursors.get_mut(&f.name).ok_or_else(|| no_cursor(&f.name))?;
+        let n = f.count.map_or(c.rows.len(), |n| (n as usize).min(c.rows.len()));
+        let rows: Vec<Vec<Value>> = c.rows.drain(..n).collect();
+        if f.skip {
+            return Ok(Response::Execution(Tag::new("MOVE").with_rows(n)));
+        }
+        let rs = ResultSet { columns: c.columns.clone(), rows };
+        let mut q = encode(&rs, format).map_err(|e| SqlError::new(state::INTERNAL, e.to_string()))?;
+        q.set_command_tag("FETCH");
+        Ok(Response::Query(q))
+    }
+
+    /// The columns of a cursor, for a Describe of the portal it is (psycopg's named cursors ask).
+    fn cursor_fields(&self, name: &str, format: &Format) -> Option<Vec<FieldInfo>> {
+        let cursors = self.cursors.lock().ok()?;
+        let c = cursors.get(name)?;
+        Some(fields(&ResultSet { columns: c.columns.clone(), rows: Vec::new() }, format).to_vec())
+    }
+
     /// `COPY (SUBSCRIBE ...) TO STDOUT`: the snapshot, then every epoch's changes as it completes.
     async fn subscribe<C>(&self, client: &mut C, s: Subscribe) -> Sent
     where
@@ -858,6 +951,13 @@ impl Session {
             .blocking(None, move |c, _| {
                 let names = [name.clone()];
                 let err = |e| sqlite_error(e, &names);
+                if !c.is_autocommit() {
+                    // The transaction's snapshot would hold the subscription at its epoch.
+                    return Err(SqlError::new(
+                        "25001",
+                        format!("SUBSCRIBE {name} inside a transaction would see only the transaction's epoch: run it outside one (autocommit; psycopg: connect(..., autocommit=True))"),
+                    ));
+                }
                 c.execute_batch("BEGIN").map_err(err)?;
                 let result = (|| {
                     let (latest, oldest) = epochs(c).map_err(err)?;
@@ -1076,13 +1176,37 @@ impl ExtendedQueryHandler for Session {
                     _ => Ok(DescribePortalResponse::no_data()),
                 }
             }
+            Kind::Fetch(f) if !f.skip => match self.cursor_fields(&f.name, &portal.result_column_format) {
+                Some(fields) => Ok(DescribePortalResponse::new(fields)),
+                None => Err(user_error(no_cursor(&f.name))),
+            },
             _ => Ok(DescribePortalResponse::no_data()),
         }
     }
 
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        // A `DECLARE`d cursor is a portal too: psycopg describes it by name.
+        if message.target_type == TARGET_TYPE_BYTE_PORTAL {
+            if let Some(name) = message.name.as_deref() {
+                if client.portal_store().get_portal(name).is_none() {
+                    if let Some(fields) = self.cursor_fields(name, &Format::UnifiedText) {
+                        return send_describe_response(client, &DescribePortalResponse::new(fields)).await;
+                    }
+                }
+            }
+        }
+        self._on_describe(client, message).await
+    }
+
     async fn do_query<C>(
         &self,
-        _client: &mut C,
+        client: &mut C,
         portal: &Portal<Self::Statement>,
         _max_rows: usize,
     ) -> PgWireResult<Response>
@@ -1100,7 +1224,9 @@ impl ExtendedQueryHandler for Session {
             return Ok(Response::Query(q));
         }
         let params = parameters_of(portal).map_err(user_error)?;
-        self.execute::<C>(None, &portal.statement.statement, params, &portal.result_column_format)
+        // With the client: COPY and SUBSCRIBE send their rows themselves (CopyOutResponse, the
+        // rows, CopyDone), then Execute completes with the COPY tag.
+        self.execute(Some(client), &portal.statement.statement, params, &portal.result_column_format)
             .await?
             .map_err(user_error)
     }

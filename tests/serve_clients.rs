@@ -1,0 +1,512 @@
+//! `--serve`, part 2: the extended protocol's corners with real clients (psycopg server-side
+//! cursors, `Execute` with a row limit and portal suspension, COPY and SUBSCRIBE through
+//! Parse/Bind/Execute, pgJDBC with `setFetchSize`, psql's `\dt`), and the configurations beside
+//! `--follow`: event-time windows, live TCP input (`--listen`) and two processes.
+//!
+//! Answers are checked against the sequential oracle (`ripples::oracle::wcc`) at the epoch they
+//! read, or, for windows, against the change log's state at that epoch. The clients are installed
+//! by `.ci/run`; without them a test says so loudly and passes, except under CI (env `CI` set).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::process::*;
+use common::session::two_process_hostfile;
+use common::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use ripples::types::{Node, Update};
+
+fn have(program: &str, args: &[&str], install: &str) -> bool {
+    let ok = Command::new(program).args(args).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var_os("CI").is_some() {
+            panic!("{program} is missing, and CI is set: .ci/run must install it ({install})");
+        }
+        eprintln!("\n\n*** SKIPPED: {program} is not installed ({install}) ***\n\n");
+    }
+    ok
+}
+
+fn clients() -> bool {
+    have("psql", &["--version"], "apt-get install postgresql-client")
+        && have("python3", &["-c", "import psycopg"], "pip install \"psycopg[binary]\"")
+}
+
+/// The PostgreSQL JDBC driver Debian installs (`libpostgresql-jdbc-java`).
+const JDBC_JAR: &str = "/usr/share/java/postgresql.jar";
+
+/// The running processes of one `ripples run ... --serve` (process 0 serves), killed when dropped.
+struct Server {
+    children: Vec<Child>,
+    port: u16,
+    stderr: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn wait_line(path: &Path, what: &str, child: &mut Child) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let text = fs::read_to_string(path).unwrap_or_default();
+        if let Some(l) = text.lines().find(|l| l.contains(what)) {
+            return l.to_string();
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("ripples exited ({status}) before printing {what:?}:\n{text}");
+        }
+        assert!(Instant::now() < deadline, "no {what:?} within {PATIENCE:?}:\n{text}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Starts `ripples run ARGS --serve 127.0.0.1:PORT --serve-trust` as `processes` processes
+/// (each with `-n/-p/--hostfile` when more than one), and waits until process 0 serves.
+fn start(files: &Files, args: &[String], processes: usize) -> Server {
+    let port = free_port();
+    let hostfile = (processes > 1).then(|| two_process_hostfile(files).0);
+    let mut children = Vec::new();
+    for p in 0..processes {
+        let stderr = files.path(&format!("stderr-{port}-{p}.txt"));
+        let mut cmd = bin();
+        cmd.arg("run").args(args).args(["--serve", &format!("127.0.0.1:{port}"), "--serve-trust", "-q"]);
+        if let Some(h) = &hostfile {
+            cmd.args(["-n", &processes.to_string(), "-p", &p.to_string(), "--hostfile", &s(h)]);
+        }
+        children.push(
+            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(fs::File::create(&stderr).unwrap()).spawn().unwrap(),
+        );
+    }
+    let stderr = files.path(&format!("stderr-{port}-0.txt"));
+    wait_line(&stderr, "serving SQL on", &mut children[0]);
+    Server { children, port, stderr }
+}
+
+fn conninfo(port: u16) -> String {
+    format!("host=127.0.0.1 port={port} user=ripples dbname=ripples sslmode=disable connect_timeout=10")
+}
+
+fn psql_run(port: u16, sql: &str) -> Output {
+    Command::new("psql")
+        .args([&conninfo(port), "-X", "-At", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose", "-c", sql])
+        .output()
+        .unwrap()
+}
+
+fn psql(port: u16, sql: &str) -> String {
+    let out = psql_run(port, sql);
+    assert!(out.status.success(), "psql -c {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn served_epoch(port: u16) -> Option<u64> {
+    String::from_utf8_lossy(&psql_run(port, "SELECT ripples_epoch()").stdout).trim().parse().ok()
+}
+
+fn wait_epoch(port: u16, epoch: u64) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let now = served_epoch(port);
+        if now.is_some_and(|n| n >= epoch) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "epoch {epoch} not served within {PATIENCE:?} (now {now:?})");
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A random stream of insertions and deletions of present edges, ids below 2^63.
+fn stream(seed: u64, epochs: usize, batch: usize) -> Vec<Vec<Update>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let ids: Vec<Node> = (0..30u64).map(|k| if k % 7 == 3 { (1 << 33) + k } else { k }).collect();
+    let mut present: Vec<(Node, Node)> = Vec::new();
+    (0..epochs)
+        .map(|_| {
+            (0..batch)
+                .map(|_| {
+                    if rng.gen_bool(0.3) && !present.is_empty() {
+                        let (s, d) = present.swap_remove(rng.gen_range(0..present.len()));
+                        Update::delete(s, d)
+                    } else {
+                        let e = (ids[rng.gen_range(0..ids.len())], ids[rng.gen_range(0..ids.len())]);
+                        present.push(e);
+                        Update::insert(e.0, e.1)
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The oracle's wcc after each epoch `0..=epochs.len()`.
+fn oracle(epochs: &[Vec<Update>]) -> Vec<BTreeMap<Node, Node>> {
+    let s = RandomStream { vertices: vec![], initial: vec![], epochs: epochs.to_vec() };
+    edge_counts_per_epoch(&s)
+        .iter()
+        .map(|counts| {
+            let (vs, es) = oracle_input(&[], counts);
+            ripples::oracle::wcc(&vs, &es)
+        })
+        .collect()
+}
+
+fn update_lines(updates: &[Update]) -> String {
+    updates.iter().map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst)).collect()
+}
+
+fn map_text<V: std::fmt::Display>(m: &BTreeMap<Node, V>) -> String {
+    m.iter().map(|(k, v)| format!("{k}|{v}\n")).collect()
+}
+
+/// psycopg: a named (server-side) cursor read `itersize` rows per FETCH, COPY with a parameter
+/// (Parse/Bind/Execute), SUBSCRIBE refused inside a transaction.
+const PSYCOPG: &str = r#"
+import json, sys, psycopg
+port, epoch = int(sys.argv[1]), int(sys.argv[2])
+dsn = f"host=127.0.0.1 port={port} user=ripples dbname=ripples sslmode=disable"
+out = {}
+with psycopg.connect(dsn) as conn:
+    with conn.cursor(name="big") as cur:
+        cur.itersize = 3
+        cur.execute(f"SELECT vertex, value FROM wcc AS OF {epoch} WHERE vertex >= %s ORDER BY vertex", (0,))
+        out["description"] = [d.name for d in cur.description]
+        out["cursor"] = [list(r) for r in cur]
+    with conn.cursor(name="few") as cur:
+        cur.execute(f"SELECT vertex FROM wcc AS OF {epoch} ORDER BY vertex")
+        out["fetchmany"] = [cur.fetchmany(2), cur.fetchmany(2)]
+    conn.commit()
+    cur = conn.cursor()
+    with cur.copy(f"COPY (SELECT vertex, value FROM wcc AS OF {epoch} WHERE vertex >= %s ORDER BY vertex) TO STDOUT", (0,)) as copy:
+        out["copy"] = [[int(x) for x in r] for r in copy.rows()]
+    try:
+        with cur.copy("COPY (SUBSCRIBE wcc AS OF 1 UP TO 2) TO STDOUT") as copy:
+            list(copy.rows())
+        out["subscribe_in_txn"] = "no error"
+    except psycopg.Error as e:
+        out["subscribe_in_txn"] = [e.sqlstate, str(e)]
+    conn.rollback()
+    try:
+        cur.execute("FETCH FORWARD 1 FROM nope")
+        out["no_cursor"] = "no error"
+    except psycopg.Error as e:
+        out["no_cursor"] = e.sqlstate
+print(json.dumps(out))
+"#;
+
+/// The protocol by hand: Execute with a row limit (portal suspension) and COPY/SUBSCRIBE through
+/// the extended protocol. Prints one line per backend message: its type, and a DataRow's or
+/// CopyData's text.
+const RAW: &str = r#"
+import socket, struct, sys
+port, select, copy = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.create_connection(("127.0.0.1", port), timeout=30)
+def send(tag, body):
+    s.sendall((tag or b"") + struct.pack("!I", len(body) + 4) + body)
+def recv():
+    head = b""
+    while len(head) < 5: head += s.recv(5 - len(head))
+    n = struct.unpack("!I", head[1:])[0] - 4
+    body = b""
+    while len(body) < n: body += s.recv(n - len(body))
+    return head[:1].decode(), body
+def until_ready():
+    while True:
+        tag, body = recv()
+        if tag == "D":
+            cols, at, vals = struct.unpack("!H", body[:2])[0], 2, []
+            for _ in range(cols):
+                k = struct.unpack("!i", body[at:at + 4])[0]; at += 4
+                vals.append(body[at:at + k].decode()); at += k
+            print("D", "|".join(vals))
+        elif tag == "d":
+            print("d", body.decode().rstrip("\n"))
+        elif tag == "C":
+            print("C", body.rstrip(b"\0").decode())
+        elif tag == "E":
+            print("E", [p[1:].decode() for p in body.split(b"\0") if p[:1] == b"C"][0])
+        elif tag == "Z":
+            print("Z")
+            return
+        else:
+            print(tag)
+send(None, struct.pack("!I", 196608) + b"user\0ripples\0database\0ripples\0\0")
+while recv()[0] != "Z": pass
+def parse_bind(sql):
+    send(b"P", b"\0" + sql.encode() + b"\0" + struct.pack("!H", 0))
+    send(b"B", b"\0\0" + struct.pack("!HHH", 0, 0, 0))
+def execute(max_rows):
+    send(b"E", b"\0" + struct.pack("!I", max_rows))
+# One portal, read 3 rows at a time.
+parse_bind(select)
+for _ in range(3): execute(3)
+execute(0)
+send(b"S", b"")
+until_ready()
+parse_bind(copy)
+execute(0)
+send(b"S", b"")
+until_ready()
+"#;
+
+/// pgJDBC: a prepared statement with a parameter, read with `setFetchSize` (JDBC then sends
+/// Execute with a row limit and reads the portal in pieces).
+const JDBC: &str = r#"
+import java.sql.*;
+import java.util.Properties;
+
+public class Client {
+    public static void main(String[] args) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("user", "ripples");
+        p.setProperty("password", "");
+        String url = "jdbc:postgresql://127.0.0.1:" + args[0] + "/ripples?sslmode=disable";
+        try (Connection c = DriverManager.getConnection(url, p)) {
+            c.setAutoCommit(false);
+            String sql = "SELECT vertex, value FROM wcc AS OF " + args[1] + " WHERE vertex >= ? ORDER BY vertex";
+            try (PreparedStatement s = c.prepareStatement(sql)) {
+                s.setFetchSize(2);
+                s.setLong(1, 0L);
+                try (ResultSet r = s.executeQuery()) {
+                    while (r.next()) System.out.println(r.getLong(1) + "|" + r.getLong(2));
+                }
+            }
+            c.commit();
+        }
+    }
+}
+"#;
+
+#[test]
+fn cursors_row_limits_copy_and_jdbc_over_the_extended_protocol() {
+    if !clients() {
+        return;
+    }
+    let seed = 0xc0de;
+    let ctx = |what: &str| format!("{what} (seed {seed:#x})");
+    let files = Files::new();
+    let batch = 6;
+    let epochs = stream(seed, 8, batch);
+    let want = oracle(&epochs);
+    let last = epochs.len() as u64;
+    let updates = files.write("u.txt", &epochs.iter().map(|e| update_lines(e)).collect::<String>());
+    let changes = files.path("wcc.changes");
+    let mut server = start(
+        &files,
+        &[
+            "wcc".into(),
+            "--updates".into(),
+            s(&updates),
+            "--batch".into(),
+            batch.to_string(),
+            "--changes".into(),
+            s(&changes),
+            "--serve-linger".into(),
+        ],
+        1,
+    );
+    let stderr = server.stderr.clone();
+    wait_line(&stderr, "still serving", &mut server.children[0]);
+    let port = server.port;
+    let e = last - 2;
+    let at_e = &want[e as usize];
+    let rows: Vec<Vec<u64>> = at_e.iter().map(|(&v, &c)| vec![v, c]).collect();
+    assert!(rows.len() >= 10, "{}", ctx("a stream big enough for several fetches"));
+
+    // psycopg's server-side cursor: DECLARE, Describe of the cursor's portal, FETCH FORWARD 3.
+    let script = files.write("client.py", PSYCOPG);
+    let out = Command::new("python3").args([s(&script), port.to_string(), e.to_string()]).output().unwrap();
+    assert!(out.status.success(), "psycopg client failed: {}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["description"], serde_json::json!(["vertex", "value"]), "{got}");
+    assert_eq!(got["cursor"], serde_json::json!(rows), "{}", ctx("named cursor"));
+    let vs: Vec<u64> = at_e.keys().copied().collect();
+    assert_eq!(got["fetchmany"], serde_json::json!([[[vs[0]], [vs[1]]], [[vs[2]], [vs[3]]]]), "{}", ctx("fetchmany"));
+    assert_eq!(got["copy"], serde_json::json!(rows), "{}", ctx("COPY with a parameter"));
+    assert_eq!(got["subscribe_in_txn"][0], "25001", "{got}");
+    assert!(got["subscribe_in_txn"][1].as_str().unwrap().contains("autocommit"), "{got}");
+    assert_eq!(got["no_cursor"], "34000", "{got}");
+
+    // Execute with a row limit: 3 rows, PortalSuspended, ... then the rest and the tag.
+    let script = files.write("raw.py", RAW);
+    let select = format!("SELECT vertex, value FROM wcc AS OF {e} ORDER BY vertex");
+    let subscribe = format!("COPY (SUBSCRIBE wcc AS OF 0 UP TO {last}) TO STDOUT");
+    let out = Command::new("python3").args([s(&script), port.to_string(), select, subscribe]).output().unwrap();
+    assert!(out.status.success(), "raw client failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    // ParseComplete, BindComplete, three times (3 rows, PortalSuspended), the rest, its tag.
+    let mut expected = vec!["1".to_string(), "2".to_string()];
+    for (i, r) in rows.iter().enumerate() {
+        expected.push(format!("D {}|{}", r[0], r[1]));
+        if i == 2 || i == 5 || i == 8 {
+            expected.push("s".into());
+        }
+    }
+    expected.push(format!("C SELECT {}", rows.len() - 9));
+    expected.push("Z".into());
+    let got: Vec<&str> = text.lines().collect();
+    assert_eq!(got[..expected.len()], expected.iter().map(String::as_str).collect::<Vec<_>>()[..], "{}", ctx(&text));
+    // COPY (SUBSCRIBE ...) through Parse/Bind/Execute: the change log's lines of epochs < last.
+    let copy: Vec<&str> = got[expected.len()..].to_vec();
+    assert_eq!(copy.first(), Some(&"1"), "{text}");
+    assert_eq!(copy.get(1), Some(&"2"), "{text}");
+    assert_eq!(copy.get(2), Some(&"H"), "CopyOutResponse: {text}");
+    let mut streamed: Vec<String> = copy
+        .iter()
+        .filter_map(|l| l.strip_prefix("d "))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            format!("{} {} {} {}", f[0], f[2], f[3], f[1])
+        })
+        .collect();
+    streamed.sort();
+    let mut log: Vec<String> = read(&changes)
+        .lines()
+        .filter(|l| l.split(' ').next().unwrap().parse::<u64>().unwrap() < last)
+        .map(String::from)
+        .collect();
+    log.sort();
+    assert_eq!(streamed, log, "{}", ctx("SUBSCRIBE over the extended protocol"));
+    assert!(copy.contains(&"c") && copy.contains(&format!("C COPY {}", log.len()).as_str()), "{text}");
+
+    // psql's \dt lists the served tables; \d NAME names what to do instead.
+    let out = Command::new("psql").args([&conninfo(port), "-X", "-c", "\\dt"]).output().unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    for t in ["wcc", "epochs", "changes"] {
+        assert!(listing.lines().any(|l| l.contains(&format!("| {t} ")) && l.contains("table")), "\\dt: {listing}");
+    }
+    assert!(!listing.contains("history"), "\\dt shows the served tables only: {listing}");
+    let out = Command::new("psql")
+        .args([&conninfo(port), "-X", "-v", "VERBOSITY=verbose", "-c", "\\d wcc"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("0A000") && err.contains("pragma_table_info('wcc')"), "\\d wcc: {err}");
+
+    // pgJDBC with setFetchSize (skipped without java and the driver; never under CI).
+    let java = have("java", &["-version"], "apt-get install default-jre-headless");
+    if java && !Path::new(JDBC_JAR).exists() {
+        assert!(std::env::var_os("CI").is_none(), "{JDBC_JAR} is missing, and CI is set");
+        eprintln!("\n\n*** SKIPPED pgJDBC: {JDBC_JAR} is missing (apt-get install libpostgresql-jdbc-java) ***\n\n");
+    } else if java {
+        let source = files.write("Client.java", JDBC);
+        let out = Command::new("java")
+            .args(["-cp", JDBC_JAR, &s(&source), &port.to_string(), &e.to_string()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "the JDBC client failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), map_text(at_e), "{}", ctx("pgJDBC with setFetchSize"));
+    }
+    assert!(!read(&stderr).contains("panicked"));
+}
+
+/// Event-time windows: the tables follow the change log's completed epochs (those the watermark
+/// passed), every one of them `AS OF`.
+#[test]
+fn windowed_runs_serve_the_completed_epochs() {
+    if !clients() {
+        return;
+    }
+    let seed = 0x3d;
+    let files = Files::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut clock = 0u64;
+    let lines: String = (0..60)
+        .map(|_| {
+            clock += rng.gen_range(0..3);
+            let t = clock.saturating_sub(rng.gen_range(0..6));
+            format!("{} {} @{}\n", rng.gen_range(0..20u64), rng.gen_range(0..20u64), t)
+        })
+        .collect();
+    let updates = files.write("w.txt", &lines);
+    let changes = files.path("wcc.changes");
+    let mut server = start(
+        &files,
+        &[
+            "wcc".into(),
+            "--updates".into(),
+            s(&updates),
+            "--batch".into(),
+            "5".into(),
+            "--window".into(),
+            "12".into(),
+            "--lateness".into(),
+            "4".into(),
+            "--changes".into(),
+            s(&changes),
+            "--serve-linger".into(),
+        ],
+        1,
+    );
+    let stderr = server.stderr.clone();
+    wait_line(&stderr, "still serving", &mut server.children[0]);
+    let port = server.port;
+    let log = parse_changes(&read(&changes));
+    assert!(log.iter().any(|c| c.diff < 0), "the windows never expire anything (seed {seed:#x})");
+    let logged = log.iter().map(|c| c.epoch).max().unwrap();
+    let served: Vec<u64> =
+        psql(port, "SELECT epoch FROM epochs ORDER BY epoch").lines().map(|l| l.parse().unwrap()).collect();
+    let last = *served.last().unwrap();
+    assert!(logged <= last, "every epoch of the change log is served (seed {seed:#x}): {logged} > {last}");
+    assert_eq!(psql(port, "SELECT ripples_epoch()").trim(), last.to_string());
+    let states = states_per_epoch(&log, last);
+    for e in served {
+        assert_eq!(
+            psql(port, &format!("SELECT vertex, value FROM wcc AS OF {e} ORDER BY vertex")),
+            map_text(&states[e as usize]),
+            "wcc AS OF {e} against the change log (seed {seed:#x})"
+        );
+    }
+}
+
+/// `--listen` (live TCP input) with one and with two processes (process 0 serves): after each
+/// `ok E` the served table is the oracle's at E.
+#[test]
+fn live_input_on_one_and_two_processes() {
+    if !clients() {
+        return;
+    }
+    let seed = 0x1157;
+    let epochs = stream(seed, 8, 5);
+    let want = oracle(&epochs);
+    for processes in [1usize, 2] {
+        let ctx = |what: &str| format!("{what} ({processes} process(es), seed {seed:#x})");
+        let files = Files::new();
+        let input = free_port();
+        let server = start(&files, &["wcc".into(), "--listen".into(), input.to_string()], processes);
+        let (mut producer, ready) = Producer::connect_retry(input);
+        assert_eq!(ready, 1);
+        for (i, updates) in epochs.iter().enumerate() {
+            let e = i as u64 + 1;
+            producer.send(&(update_lines(updates) + "commit\n")).unwrap();
+            assert_eq!(producer.line().unwrap(), format!("ok {e}"), "{}", ctx("the producer's reply"));
+            wait_epoch(server.port, e);
+            assert_eq!(
+                psql(server.port, &format!("SELECT vertex, value FROM wcc AS OF {e} ORDER BY vertex")),
+                map_text(&want[e as usize]),
+                "{}",
+                ctx(&format!("wcc at epoch {e}"))
+            );
+        }
+        let count = psql(server.port, "SELECT count(*) FROM epochs");
+        assert_eq!(count.trim(), (epochs.len() + 1).to_string(), "{}", ctx("epochs"));
+        producer.send("end\n").unwrap();
+        let mut server = server;
+        for (p, child) in server.children.iter_mut().enumerate() {
+            let status = wait_exit(child, PATIENCE, &format!("process {p}"));
+            assert!(status.success(), "{}: {}", ctx("exit"), read(&server.stderr));
+        }
+    }
+}
