@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
 use std::path::Path;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -224,6 +224,22 @@ struct Session {
 struct Db {
     conn: Connection,
     epoch: Arc<AtomicI64>,
+    /// A statement run inline (on the server's thread) stops at this time (nanoseconds since
+    /// [`clock`]'s start; 0: no limit) ...
+    inline_deadline: Arc<AtomicU64>,
+    /// ... and this says it did (then it runs again on a blocking thread).
+    inline_stopped: Arc<AtomicBool>,
+}
+
+/// How long a statement may run inline on a server thread before it moves to a blocking thread
+/// (where a cancel or the statement timeout can interrupt it). A point lookup takes tens of
+/// microseconds; handing every statement to another thread cost two context switches each.
+const INLINE_BUDGET: Duration = Duration::from_millis(1);
+
+/// Nanoseconds since the first call (a monotonic clock for the inline deadline).
+fn clock() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
 }
 
 impl std::ops::Deref for Db {
@@ -284,7 +300,20 @@ fn setting(shared: &Shared, name: &str) -> Option<String> {
 }
 
 fn open(shared: &Arc<Shared>) -> Result<Db, rusqlite::Error> {
-    let conn = mirror::reader(&shared.db)?;
+    let mut conn = mirror::reader(&shared.db)?;
+    let (inline_deadline, inline_stopped) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicBool::new(false)));
+    let (deadline, stopped) = (inline_deadline.clone(), inline_stopped.clone());
+    conn.progress_handler(
+        1000,
+        Some(move || {
+            let d = deadline.load(Ordering::Relaxed);
+            let stop = d != 0 && clock() > d;
+            if stop {
+                stopped.store(true, Ordering::Relaxed);
+            }
+            stop
+        }),
+    )?;
     let epoch = Arc::new(AtomicI64::new(-1));
     let e = epoch.clone();
     conn.create_scalar_function("ripples_epoch", 0, FunctionFlags::SQLITE_UTF8, move |_| {
@@ -318,7 +347,7 @@ fn open(shared: &Arc<Shared>) -> Result<Db, rusqlite::Error> {
             rusqlite::Error::UserFunctionError(format!("unrecognized configuration parameter \"{name}\"").into())
         })
     })?;
-    Ok(Db { conn, epoch })
+    Ok(Db { conn, epoch, inline_deadline, inline_stopped })
 }
 
 /// The PostgreSQL error for a SQLite error.
@@ -711,7 +740,26 @@ impl Session {
         result.map_err(|e| SqlError::new(state::INTERNAL, format!("the statement failed: {e}")))?
     }
 
+    /// Runs `f` here, on the server's thread, if it completes within [`INLINE_BUDGET`]; `None`
+    /// when it did not (nothing was sent; run it again on a blocking thread).
+    fn inline<T>(&self, f: impl FnOnce(&Db, &Shared) -> Result<T, SqlError>) -> Option<Result<T, SqlError>> {
+        let guard = self.conn.try_lock().ok()?;
+        let c = guard.as_ref()?;
+        c.inline_stopped.store(false, Ordering::Relaxed);
+        c.inline_deadline.store(clock() + INLINE_BUDGET.as_nanos() as u64, Ordering::Relaxed);
+        let r = f(c, &self.shared);
+        c.inline_deadline.store(0, Ordering::Relaxed);
+        if c.inline_stopped.swap(false, Ordering::Relaxed) {
+            None
+        } else {
+            Some(r)
+        }
+    }
+
     async fn query(&self, sql_text: String, params: Vec<Value>) -> Result<ResultSet, SqlError> {
+        if let Some(r) = self.inline(|c, shared| run_query(c, shared, &sql_text, &params)) {
+            return r;
+        }
         let timeout = self.shared.config.statement_timeout;
         self.blocking(Some(timeout), move |conn, shared| run_query(conn, shared, &sql_text, &params)).await
     }
