@@ -509,7 +509,7 @@ mod epoch_tests {
         assert_eq!(r(10, None, 4), vec![0..4, 4..8, 8..10]);
         assert_eq!(r(10, Some(7), 2), vec![0..7, 7..9, 9..10]);
         assert_eq!(r(10, Some(20), 2), vec![0..10]);
-        assert_eq!(r(0, Some(3), 2), vec![]);
+        assert_eq!(r(0, Some(3), 2), Vec::<std::ops::Range<usize>>::new());
         assert_eq!(r(3, None, 5), vec![0..3]);
     }
 }
