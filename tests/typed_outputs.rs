@@ -130,7 +130,12 @@ fn typed_outputs_match_a_plain_computation_at_every_epoch() {
             .map(|l| {
                 let f: Vec<&str> = l.split(' ').collect();
                 assert_eq!(f.len(), 4, "{l:?}");
-                (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse::<f64>().unwrap().to_bits(), f[3].parse().unwrap())
+                (
+                    f[0].parse().unwrap(),
+                    f[1].parse().unwrap(),
+                    f[2].parse::<f64>().unwrap().to_bits(),
+                    f[3].parse().unwrap(),
+                )
             })
             .collect();
         let (degree_states, ratio_states) = (states(&parsed, last), states(&ratios, last));
@@ -249,9 +254,12 @@ fn a_build_failure_is_reported_and_nothing_is_written() {
 fn guard(limit: u64) -> impl ripples::dataflow::Algorithm {
     typed("guard", move |input, out| {
         let degrees = degrees(input);
-        out.errors(degrees.clone().filter(move |(_, (o, _))| *o > limit).map(|(v, (o, _))| {
-            format!("vertex {v} has {o} out-going edges")
-        }));
+        out.errors(
+            degrees
+                .clone()
+                .filter(move |(_, (o, _))| *o > limit)
+                .map(|(v, (o, _))| format!("vertex {v} has {o} out-going edges")),
+        );
         out.display("out", degrees.map(|(v, (o, _))| (v, o)));
         Ok::<(), String>(())
     })
@@ -260,7 +268,8 @@ fn guard(limit: u64) -> impl ripples::dataflow::Algorithm {
 /// The stream, the limit, and the first epoch at which some vertex's out-degree exceeds it.
 fn guarded_stream() -> (RandomStream, u64, usize) {
     let s = RandomStream { vertices: vec![], ..rebatch(&random_stream(SEED + 2, 12, 10, 30, 6), 3) };
-    let max_out = |counts: &BTreeMap<(Node, Node), i64>| oracle_degrees(counts).values().map(|d| d.0).max().unwrap_or(0);
+    let max_out =
+        |counts: &BTreeMap<(Node, Node), i64>| oracle_degrees(counts).values().map(|d| d.0).max().unwrap_or(0);
     let per_epoch: Vec<u64> = edge_counts_per_epoch(&s).iter().map(max_out).collect();
     let limit = per_epoch[..4].iter().copied().max().unwrap();
     let first = per_epoch.iter().position(|&m| m > limit).expect("the stream exceeds the limit somewhere");
@@ -301,8 +310,12 @@ fn the_job_runner_reports_a_runtime_error_with_a_non_zero_exit() {
     let (s, limit, first) = guarded_stream();
     let dir = tempfile::tempdir().unwrap();
     let graph: String = s.initial.iter().map(|(a, b)| format!("{a} {b}\n")).collect();
-    let updates: String =
-        s.epochs.iter().flatten().map(|u| format!("{} {} {}\n", if u.diff > 0 { '+' } else { '-' }, u.src, u.dst)).collect();
+    let updates: String = s
+        .epochs
+        .iter()
+        .flatten()
+        .map(|u| format!("{} {} {}\n", if u.diff > 0 { '+' } else { '-' }, u.src, u.dst))
+        .collect();
     std::fs::write(dir.path().join("g.e"), graph).unwrap();
     std::fs::write(dir.path().join("u.txt"), updates).unwrap();
     let p = |name: &str| dir.path().join(name).display().to_string();

@@ -48,11 +48,11 @@
 //!     Ok::<(), String>(())
 //! });
 //! let dir = tempfile::tempdir().unwrap();
-//! let stream = MemoryStream { initial: vec![(1, 2, 0), (2, 1, 0), (1, 3, 0)], batch: 1, ..Default::default() };
+//! let stream = MemoryStream { initial: vec![(1, 2, None), (2, 1, None), (1, 3, None)], batch: 1, ..Default::default() };
 //! let options = RunOptions { output_dir: Some(dir.path().to_path_buf()), ..RunOptions::memory(stream, 1) };
 //! driver::run(options, degrees).unwrap();
 //! let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
-//! assert_eq!(read("degrees.both.out"), "v1 2/1\n");
+//! assert_eq!(read("degrees.both.out"), "v1 2/1\nv2 1/1\n");
 //! assert_eq!(read("degrees.mean.out"), "{\"key\":\"mean\",\"value\":1.5}\n");
 //! assert_eq!(read("degrees.mean.changes"), "{\"epoch\":0,\"key\":\"mean\",\"value\":1.5,\"diff\":1}\n");
 //! ```
@@ -81,7 +81,7 @@ pub type ErrorCollection<'a> = VecCollection<'a, Time, String, Diff>;
 /// ```
 /// use ripples::dataflow::typed::Float;
 /// assert!(Float(0.5) < Float(1.0));
-/// assert_eq!(Float(1.5).to_string(), "1.5");
+/// assert_eq!(Float(1.5).to_string(), "1.5e0"); // as the built-in algorithms write floats
 /// assert_eq!(serde_json::to_string(&Float(0.25)).unwrap(), "0.25");
 /// ```
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -132,7 +132,7 @@ pub struct RowOutput<'a> {
 ///     out.display("a", input.edges.map(|(s, d, _)| (d, s)));
 ///     Ok::<(), String>(())
 /// });
-/// let stream = MemoryStream { initial: vec![(1, 2, 0)], batch: 1, ..Default::default() };
+/// let stream = MemoryStream { initial: vec![(1, 2, None)], batch: 1, ..Default::default() };
 /// let e = driver::run(RunOptions::memory(stream, 1), twice).unwrap_err();
 /// assert_eq!(e.to_string(), "cannot build dataflow twice: output 'a' is given twice");
 /// ```
@@ -258,7 +258,7 @@ pub struct Typed<F, E> {
 /// use ripples::driver::{self, MemoryStream, RunError, RunOptions};
 /// // A dataflow that refuses to be built.
 /// let refused = typed("refused", |_input, _out| Err("needs a weighted graph"));
-/// let stream = MemoryStream { initial: vec![(1, 2, 0)], batch: 1, ..Default::default() };
+/// let stream = MemoryStream { initial: vec![(1, 2, None)], batch: 1, ..Default::default() };
 /// let e = driver::run(RunOptions::memory(stream, 1), refused).unwrap_err();
 /// assert!(matches!(e, RunError::Build { .. }));
 /// assert_eq!(e.to_string(), "cannot build dataflow refused: needs a weighted graph");

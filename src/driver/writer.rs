@@ -191,7 +191,8 @@ impl Writer {
             for (output, format) in &plan.rows {
                 let name = format!("{}.{}", plan.algorithm, output);
                 let (changes, out) = files(&name)?;
-                let sink = RowSink::new(*format, changes.as_deref(), out.as_deref(), options.collect, options.keep_state)?;
+                let sink =
+                    RowSink::new(*format, changes.as_deref(), out.as_deref(), options.collect, options.keep_state)?;
                 rows.push(RowOutput { name, sink, lines: 0 });
             }
         }
