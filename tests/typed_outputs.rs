@@ -340,3 +340,97 @@ fn the_job_runner_reports_a_runtime_error_with_a_non_zero_exit() {
     let log = read(&dir.path().join("out"), "guard.out.changes");
     assert!(log.lines().all(|l| l.split(' ').next().unwrap().parse::<usize>().unwrap() < first));
 }
+
+/// Multi-source BFS hop counts, sequentially: the vertices the roots reach (self-loops skipped).
+fn oracle_hops(counts: &BTreeMap<(Node, Node), i64>, roots: &BTreeMap<Node, i64>) -> BTreeMap<Node, u64> {
+    let mut hops: BTreeMap<Node, u64> = roots.iter().filter(|(_, c)| **c > 0).map(|(r, _)| (*r, 0)).collect();
+    let mut frontier: Vec<Node> = hops.keys().copied().collect();
+    let mut round = 0;
+    while !frontier.is_empty() {
+        round += 1;
+        let mut next = Vec::new();
+        for &v in &frontier {
+            for &(s, d) in counts.keys() {
+                if s == v && s != d && !hops.contains_key(&d) {
+                    hops.insert(d, round);
+                    next.push(d);
+                }
+            }
+        }
+        frontier = next;
+    }
+    hops
+}
+
+/// A second input collection: BFS roots as data, read from a file of `EPOCH +|- ROOT` lines by a
+/// user-supplied parser; every epoch checked against a sequential BFS from the roots present.
+#[test]
+fn roots_as_data_from_a_records_file() {
+    let s = RandomStream { vertices: vec![], ..rebatch(&random_stream(SEED + 3, 15, 20, 12, 4), 4) };
+    let ids = id_pool(15);
+    let dir = tempfile::tempdir().unwrap();
+    let roots_path = dir.path().join("roots.txt");
+    // Root changes: an insertion and a removal every few epochs (each root present 0 or 1 times).
+    let mut lines = String::from("# epoch sign root\n");
+    let mut present: BTreeMap<Node, i64> = BTreeMap::new();
+    let mut per_epoch = Vec::new();
+    for epoch in 0..=s.epochs.len() {
+        if epoch % 3 == 0 {
+            let root = ids[(epoch * 7 + 2) % ids.len()];
+            if present.get(&root).copied().unwrap_or(0) == 0 {
+                lines.push_str(&format!("{epoch} + r{root}\n"));
+                *present.entry(root).or_insert(0) += 1;
+            }
+        }
+        if epoch % 4 == 2 {
+            if let Some(&root) = present.iter().find(|(_, c)| **c > 0).map(|(r, _)| r) {
+                lines.push_str(&format!("{epoch} - r{root}\n"));
+                *present.get_mut(&root).unwrap() -= 1;
+            }
+        }
+        per_epoch.push(present.clone());
+    }
+    std::fs::write(&roots_path, &lines).unwrap();
+    let bfs = |path: std::path::PathBuf| {
+        typed("bfs", move |input, out| {
+            let parse = |t: &str| {
+                t.strip_prefix('r').and_then(|v| v.parse::<Node>().ok()).ok_or(format!("{t:?} is not a root"))
+            };
+            let roots =
+                ripples::dataflow::typed::records(&input, ripples::dataflow::typed::read_records(&path, parse)?);
+            out.display("hops", ripples::dataflow::bfs::hops(input.edges.map(|(s, d, _)| (s, d)), roots));
+            Ok::<(), String>(())
+        })
+    };
+    let mut logs = Vec::new();
+    for workers in [1, 2] {
+        let options = RunOptions { collect: true, ..RunOptions::memory(memory(&s, 4), workers) };
+        let report = driver::run(options, bfs(roots_path.clone())).unwrap().unwrap();
+        let changes: Vec<(Time, Node, u64, i8)> = report.outputs[0]
+            .changes
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| (c.epoch, c.key.parse().unwrap(), c.value.parse().unwrap(), c.diff))
+            .collect();
+        let got = states(&changes, s.epochs.len() as Time);
+        for (epoch, counts) in edge_counts_per_epoch(&s).iter().enumerate() {
+            let want = oracle_hops(counts, &per_epoch[epoch]);
+            assert_eq!(got[epoch], want, "seed {} workers {workers} epoch {epoch}", SEED + 3);
+        }
+        logs.push(changes);
+    }
+    assert_eq!(logs[0], logs[1], "1 and 2 workers differ");
+    assert!(logs[0].iter().any(|c| c.3 < 0), "a root change retracts hops");
+
+    // A bad line stops the run before anything runs, naming the file and the line.
+    std::fs::write(&roots_path, "0 + r1\n1 + 5\n").unwrap();
+    let e = driver::run(RunOptions::memory(memory(&s, 4), 2), bfs(roots_path.clone())).unwrap_err();
+    assert_eq!(e.to_string(), format!("cannot build dataflow bfs: {}:2: \"5\" is not a root", roots_path.display()));
+    std::fs::write(&roots_path, "x + r1\n").unwrap();
+    let e = driver::run(RunOptions::memory(memory(&s, 4), 1), bfs(roots_path.clone())).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("cannot build dataflow bfs: {}:1: \"x\" is not an epoch number", roots_path.display())
+    );
+}

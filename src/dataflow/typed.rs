@@ -136,6 +136,7 @@ pub struct RowOutput<'a> {
 /// let e = driver::run(RunOptions::memory(stream, 1), twice).unwrap_err();
 /// assert_eq!(e.to_string(), "cannot build dataflow twice: output 'a' is given twice");
 /// ```
+#[derive(Default)]
 pub struct Outputs<'a> {
     /// The `(vertex, u64)` output, if any, and how its values are written.
     pub vertex: Option<(ResultCollection<'a>, ValueFormat)>,
@@ -145,12 +146,6 @@ pub struct Outputs<'a> {
     pub errors: Option<ErrorCollection<'a>>,
     /// The first misuse (a name given twice, a bad name), reported as a build failure.
     problem: Option<String>,
-}
-
-impl<'a> Default for Outputs<'a> {
-    fn default() -> Self {
-        Outputs { vertex: None, rows: Vec::new(), errors: None, problem: None }
-    }
 }
 
 impl<'a> Outputs<'a> {
@@ -299,4 +294,97 @@ where
     fn value_format(&self) -> ValueFormat {
         ValueFormat::Integer
     }
+}
+
+/// Reads a file of the user's own records, one update per line: `EPOCH + RECORD` inserts
+/// `RECORD` at epoch `EPOCH`, `EPOCH - RECORD` removes it (blank lines and lines starting with
+/// `#` are skipped). `parse` reads the `RECORD` text (everything after the sign and one space).
+/// Epochs are the driver's epoch numbers (0 is the initial graph); not for windowed runs. A bad
+/// line is an error naming the file, the line and the problem (in a build closure, return it:
+/// the run stops with [`RunError::Build`](crate::driver::RunError::Build) before anything is fed).
+///
+/// ```
+/// use ripples::dataflow::typed::read_records;
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("roots.txt");
+/// std::fs::write(&path, "# roots\n0 + 1\n3 + 7\n3 - 1\n").unwrap();
+/// let parse = |s: &str| s.parse::<u64>().map_err(|e| format!("{s:?} is not a vertex: {e}"));
+/// assert_eq!(read_records(&path, parse).unwrap(), vec![(1, 0, 1), (7, 3, 1), (1, 3, -1)]);
+/// std::fs::write(&path, "0 + 1\n2 + x\n").unwrap();
+/// let e = read_records(&path, parse).unwrap_err();
+/// assert_eq!(e, format!("{}:2: \"x\" is not a vertex: invalid digit found in string", path.display()));
+/// ```
+pub fn read_records<R, E, P>(path: &std::path::Path, parse: P) -> Result<Vec<(R, Time, Diff)>, String>
+where
+    E: Display,
+    P: Fn(&str) -> Result<R, E>,
+{
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {}", path.display(), e))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = |problem: String| format!("{}:{}: {}", path.display(), i + 1, problem);
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (epoch, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let epoch: Time = epoch.parse().map_err(|_| at(format!("{epoch:?} is not an epoch number")))?;
+        let (diff, record) = match rest.split_once(' ') {
+            Some(("+", record)) => (1, record),
+            Some(("-", record)) => (-1, record),
+            _ => return Err(at(format!("expected `EPOCH + RECORD` or `EPOCH - RECORD`, found {line:?}"))),
+        };
+        out.push((parse(record).map_err(|e| at(e.to_string()))?, epoch, diff));
+    }
+    Ok(out)
+}
+
+/// The user's records as a collection of the dataflow `input` belongs to: each update enters at
+/// its epoch (fed once, by worker 0; records are exchanged like any other data). With
+/// [`read_records`] this is a second input collection: BFS roots as data, where changing a root
+/// is an update of the running dataflow, not a new one.
+///
+/// ```
+/// use ripples::dataflow::bfs::hops;
+/// use ripples::dataflow::typed::{records, typed};
+/// use ripples::driver::{self, MemoryStream, RunOptions};
+/// use ripples::types::Update;
+/// // Hops from the roots present: 1 from epoch 0, then 3 instead from epoch 1.
+/// let bfs = typed("bfs", |input, out| {
+///     let roots = records(&input, vec![(1u64, 0, 1), (1, 1, -1), (3, 1, 1)]);
+///     out.display("hops", hops(input.edges.map(|(s, d, _)| (s, d)), roots));
+///     Ok::<(), String>(())
+/// });
+/// let stream = MemoryStream {
+///     initial: vec![(1, 2, None), (2, 3, None), (3, 4, None)],
+///     updates: vec![Update::insert(4, 5)],
+///     batch: 1,
+///     ..Default::default()
+/// };
+/// let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 2) };
+/// let report = driver::run(options, bfs).unwrap().unwrap();
+/// let rows = report.outputs[0].final_state.clone().unwrap();
+/// let text: Vec<String> = rows.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+/// assert_eq!(text, ["3:0", "4:1", "5:2"]);
+/// ```
+pub fn records<'a, R: Data>(input: &GraphInput<'a>, updates: Vec<(R, Time, Diff)>) -> VecCollection<'a, Time, R, Diff> {
+    use differential_dataflow::AsCollection;
+    use timely::dataflow::operators::generic::operator::source;
+    let scope = input.edges.scope();
+    let mut updates = if scope.index() == 0 { updates } else { Vec::new() };
+    updates.sort_by_key(|u| u.1);
+    source::<_, timely::container::CapacityContainerBuilder<Vec<(R, Time, Diff)>>, _, _>(
+        scope,
+        "Records",
+        move |capability, _info| {
+            let mut capability = Some(capability);
+            move |output| {
+                if let Some(cap) = capability.take() {
+                    for (record, time, diff) in updates.drain(..) {
+                        output.session(&cap.delayed(&time)).give((record, time, diff));
+                    }
+                }
+            }
+        },
+    )
+    .as_collection()
 }
