@@ -276,6 +276,14 @@ fn guarded_stream() -> (RandomStream, u64, usize) {
     (s, limit, first)
 }
 
+/// The error the guard reports at epoch `first`: the smallest message of the vertices over the limit.
+fn expected_message(s: &RandomStream, limit: u64, first: usize) -> String {
+    let degrees = oracle_degrees(&edge_counts_per_epoch(s)[first]);
+    let messages =
+        degrees.iter().filter(|(_, d)| d.0 > limit).map(|(v, d)| format!("vertex {v} has {} out-going edges", d.0));
+    messages.min().unwrap()
+}
+
 #[test]
 fn a_runtime_error_stops_the_run_at_its_epoch_with_nothing_of_it_written() {
     let (s, limit, first) = guarded_stream();
@@ -286,7 +294,7 @@ fn a_runtime_error_stops_the_run_at_its_epoch_with_nothing_of_it_written() {
         match driver::run(options, guard(limit)) {
             Err(RunError::Dataflow { algorithm, epoch, message }) => {
                 assert_eq!((algorithm.as_str(), epoch), ("guard", first as Time), "workers {workers}");
-                assert!(message.contains(&format!("out-going edges")) && message.starts_with("vertex "), "{message}");
+                assert_eq!(message, expected_message(&s, limit, first), "workers {workers}");
             }
             other => panic!("seed {} workers {workers}: {other:?}", SEED + 2),
         }
@@ -335,7 +343,7 @@ fn the_job_runner_reports_a_runtime_error_with_a_non_zero_exit() {
     ]);
     let result = ripples::cli::run_job(&cli.job, guard(limit));
     let message = result.as_ref().map(|_| ()).unwrap_err().to_string();
-    assert!(message.starts_with(&format!("dataflow guard failed at epoch {first}: vertex ")), "{message}");
+    assert_eq!(message, format!("dataflow guard failed at epoch {first}: {}", expected_message(&s, limit, first)));
     assert_ne!(ripples::cli::exit_status(result), 0);
     let log = read(&dir.path().join("out"), "guard.out.changes");
     assert!(log.lines().all(|l| l.split(' ').next().unwrap().parse::<usize>().unwrap() < first));
@@ -433,4 +441,41 @@ fn roots_as_data_from_a_records_file() {
         e.to_string(),
         format!("cannot build dataflow bfs: {}:1: \"x\" is not an epoch number", roots_path.display())
     );
+}
+
+/// The README's typed example, verbatim inside a function, run over a small stream.
+#[test]
+fn the_readme_example_runs() {
+    fn readme() -> impl ripples::dataflow::Algorithm {
+        use ripples::dataflow::typed::{typed, Float};
+
+        let degrees = typed("degree", |input, out| {
+            if input.insert_only {
+                return Err("needs deletions to be interesting".to_string());
+            }
+            let copies = input.edges.flat_map(|(s, d, _)| [(s, (1u64, 0u64)), (d, (0, 1))]);
+            let both = copies.reduce(|_v, counts, out| {
+                let (o, i) = counts.iter().fold((0, 0), |(o, i), ((a, b), c)| (o + a * *c as u64, i + b * *c as u64));
+                out.push(((o, i), 1))
+            });
+            out.display("out", both.clone().map(|(v, (o, _))| (format!("v{v}"), o))); // degree.out.out: "v1 2"
+            out.json("both", both.clone()); // {"key":1,"value":[2,1]}
+            out.display("ratio", both.clone().map(|(v, (o, i))| (v, Float(o as f64 / (o + i) as f64))));
+            out.errors(both.filter(|(_, (o, _))| *o > 1_000).map(|(v, _)| format!("vertex {v} fans out too far")));
+            Ok(())
+        });
+        degrees
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let stream = ripples::driver::MemoryStream {
+        initial: vec![(1, 2, None), (1, 3, None), (2, 1, None)],
+        updates: vec![ripples::types::Update::delete(1, 3)],
+        batch: 1,
+        ..Default::default()
+    };
+    let options = RunOptions { output_dir: Some(dir.path().to_path_buf()), ..RunOptions::memory(stream, 1) };
+    driver::run(options, readme()).unwrap();
+    assert_eq!(read(dir.path(), "degree.out.out"), "v1 1\nv2 1\n");
+    assert_eq!(read(dir.path(), "degree.both.out"), "{\"key\":1,\"value\":[1,1]}\n{\"key\":2,\"value\":[1,1]}\n");
+    assert_eq!(read(dir.path(), "degree.ratio.out"), "1 5e-1\n2 5e-1\n");
 }
