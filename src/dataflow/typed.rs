@@ -156,6 +156,23 @@ impl<'a> Outputs<'a> {
 
     /// Sets the `(vertex, u64)` output, written exactly as the built-in algorithms' (its files
     /// are named after the dataflow: `<dataflow>.out`, `<dataflow>.changes`).
+    ///
+    /// ```
+    /// use ripples::dataflow::typed::typed;
+    /// use ripples::driver::{self, MemoryStream, RunOptions};
+    /// use ripples::types::format::ValueFormat;
+    /// let both = typed("both", |input, out| {
+    ///     let degree = input.edges.map(|(s, _, _)| s).count().map(|(v, d)| (v, d as u64));
+    ///     out.vertex(degree.clone(), ValueFormat::Integer);
+    ///     out.display("text", degree.map(|(v, d)| (format!("vertex-{v}"), d)));
+    ///     Ok::<(), String>(())
+    /// });
+    /// let stream = MemoryStream { initial: vec![(1, 2, None), (1, 3, None)], batch: 1, ..Default::default() };
+    /// let options = RunOptions { keep_state: true, ..RunOptions::memory(stream, 1) };
+    /// let report = driver::run(options, both).unwrap().unwrap();
+    /// assert_eq!(report.final_state.unwrap(), vec![(1, 2)]);
+    /// assert_eq!(report.outputs[0].final_state.clone().unwrap(), vec![("vertex-1".to_string(), "2".to_string())]);
+    /// ```
     pub fn vertex(&mut self, result: ResultCollection<'a>, format: ValueFormat) -> &mut Self {
         if self.vertex.is_some() {
             self.problem.get_or_insert_with(|| "the (vertex, u64) output is given twice".into());
@@ -167,6 +184,22 @@ impl<'a> Outputs<'a> {
     /// Adds output `name`, written with `Display`: `key value` lines. Neither text may hold a
     /// line break (such a record is reported as an error of the run); a key with spaces makes
     /// the line ambiguous to a reader (prefer [`Outputs::json`]).
+    ///
+    /// ```
+    /// use ripples::dataflow::typed::typed;
+    /// use ripples::driver::{self, MemoryStream, RunOptions};
+    /// let named = typed("named", |input, out| {
+    ///     out.display("edge", input.edges.map(|(s, d, _)| (format!("{s}->{d}"), if s < d { "up" } else { "down" })));
+    ///     Ok::<(), String>(())
+    /// });
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let (changes, output) = (dir.path().join("c"), dir.path().join("o"));
+    /// let stream = MemoryStream { initial: vec![(2, 1, None), (1, 2, None)], batch: 1, ..Default::default() };
+    /// let options = RunOptions { changes: Some(changes.clone()), output: Some(output.clone()), ..RunOptions::memory(stream, 1) };
+    /// driver::run(options, named).unwrap();
+    /// assert_eq!(std::fs::read_to_string(&changes).unwrap(), "0 1->2 up 1\n0 2->1 down 1\n");
+    /// assert_eq!(std::fs::read_to_string(&output).unwrap(), "1->2 up\n2->1 down\n");
+    /// ```
     pub fn display<K, V>(&mut self, name: &str, collection: VecCollection<'a, Time, (K, V), Diff>) -> &mut Self
     where
         K: Data + Display,
@@ -186,6 +219,25 @@ impl<'a> Outputs<'a> {
 
     /// Adds output `name`, written as JSON lines by serde. A record serde cannot write (a map
     /// with non-string keys) is reported as an error of the run.
+    ///
+    /// ```
+    /// use ripples::dataflow::typed::typed;
+    /// use ripples::driver::{self, MemoryStream, RunOptions};
+    /// let pairs = typed("pairs", |input, out| {
+    ///     out.json("pair", input.edges.map(|(s, d, _)| ((s, d), vec!["an", "edge"])));
+    ///     Ok::<(), String>(())
+    /// });
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let changes = dir.path().join("c");
+    /// let stream = MemoryStream { initial: vec![(1, 2, None)], batch: 1, ..Default::default() };
+    /// let options = RunOptions { changes: Some(changes.clone()), collect: true, ..RunOptions::memory(stream, 1) };
+    /// let report = driver::run(options, pairs).unwrap().unwrap();
+    /// let line = std::fs::read_to_string(&changes).unwrap();
+    /// assert_eq!(line, "{\"epoch\":0,\"key\":[1,2],\"value\":[\"an\",\"edge\"],\"diff\":1}\n");
+    /// let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+    /// assert_eq!(parsed["key"][1], 2);
+    /// assert_eq!(report.outputs[0].changes.as_ref().unwrap()[0].key, "[1,2]");
+    /// ```
     pub fn json<K, V>(&mut self, name: &str, collection: VecCollection<'a, Time, (K, V), Diff>) -> &mut Self
     where
         K: Data + Serialize,
@@ -211,7 +263,29 @@ impl<'a> Outputs<'a> {
     }
 
     /// Adds a collection of errors: any record in it at an epoch stops the run there, with the
-    /// record's `Display` as the message (the smallest, if there are several).
+    /// record's `Display` as the message (the smallest, if there are several). Nothing of that
+    /// epoch is written; every worker stops at the same epoch.
+    ///
+    /// ```
+    /// use ripples::dataflow::typed::typed;
+    /// use ripples::driver::{self, MemoryStream, RunError, RunOptions};
+    /// use ripples::types::Update;
+    /// // Self-loops are refused, as they arrive.
+    /// let strict = typed("strict", |input, out| {
+    ///     out.errors(input.edges.clone().filter(|(s, d, _)| s == d).map(|(s, _, _)| format!("self-loop at {s}")));
+    ///     out.display("edges", input.edges.map(|(s, d, _)| (s, d)));
+    ///     Ok::<(), String>(())
+    /// });
+    /// let stream = MemoryStream {
+    ///     initial: vec![(1, 2, None)],
+    ///     updates: vec![Update::insert(2, 3), Update::insert(4, 4)],
+    ///     batch: 1,
+    ///     ..Default::default()
+    /// };
+    /// let e = driver::run(RunOptions::memory(stream, 2), strict).unwrap_err();
+    /// assert!(matches!(&e, RunError::Dataflow { epoch: 2, .. }));
+    /// assert_eq!(e.to_string(), "dataflow strict failed at epoch 2: self-loop at 4");
+    /// ```
     pub fn errors<M: Data + Display>(&mut self, errors: VecCollection<'a, Time, M, Diff>) -> &mut Self {
         let errors = errors.map(|m| m.to_string());
         self.errors = Some(match self.errors.take() {

@@ -7,11 +7,13 @@
 //!    which lets algorithms pick their fast paths (`refuse_unordered`: the order-dependent
 //!    algorithms refuse a stream that deletes or is windowed);
 //! 3. `epoch_source`: where the epochs come from (files, memory, live input, or nothing);
-//! 4. `open_writer`: the writing worker creates its outputs (an unwritable file stops every
-//!    worker before anything is computed);
-//! 5. `build_dataflow`: the algorithms over the shared input, each ending in a sink operator
-//!    that routes its output changes to the writer;
-//! 6. `feed_epochs`: the feed loop, the one place epochs are closed;
+//! 4. `build_dataflow`: the algorithms over the shared input, each output ending in a sink
+//!    operator that routes its changes to the writer (a dataflow that fails to build stops every
+//!    worker here, before any file is created); error collections are broadcast to every worker;
+//! 5. `open_writer`: the writing worker creates the outputs the build produced (an unwritable
+//!    file stops every worker before anything is computed);
+//! 6. `feed_epochs`: the feed loop, the one place epochs are closed; after each epoch completes,
+//!    every worker checks the error collections (`Failures`) and all stop at the same epoch;
 //! 7. close the input, gather every process's peak memory, and report.
 
 use std::cell::RefCell;
@@ -205,7 +207,7 @@ fn epoch_source(
     })
 }
 
-/// Step 4: the writing worker (worker 0) creates its outputs; every worker learns whether that
+/// Step 5: the writing worker (worker 0) creates its outputs; every worker learns whether that
 /// failed.
 fn open_writer(
     worker: &mut Worker,
@@ -337,7 +339,7 @@ fn sink<D: differential_dataflow::ExchangeData>(
     }
 }
 
-/// Step 5: builds every algorithm over one shared input, each ending in a sink operator that
+/// Step 4: builds every algorithm over one shared input, each ending in a sink operator that
 /// sends its output changes to worker 0 and buffers them there by time, and with
 /// `count_graph` (`--stats`) the census of the graph. Feeds the vertex-file vertices (they
 /// never change) and returns the inputs, the probe at the sinks and the buffers.
