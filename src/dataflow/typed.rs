@@ -25,7 +25,12 @@
 //! the record (one `map` per output: the only code instantiated for `K, V`); the driver, the
 //! exchange to the writing worker and the sinks see one row type, `(String, String)`. Every output
 //! change therefore allocates its key and value text and ships them to the writer, where the
-//! `(vertex, u64)` path ships two integers. Rows are consolidated and ordered by their text (byte
+//! `(vertex, u64)` path ships two integers. Measured (release, 1 worker, out-degree of an R-MAT
+//! scale-14 graph under 300,000 updates in epochs of 1,000, 200,916 output changes, change log
+//! written; a shared 2-core machine at load 11-12, median of 5 runs): 1.23 M updates/s as
+//! `(vertex, u64)`, 0.52 M through [`Outputs::display`], 0.57 M through [`Outputs::json`], the
+//! same values; an output-heavy dataflow pays up to ~2.4x, one whose work is not in its output
+//! changes pays little. Rows are consolidated and ordered by their text (byte
 //! order of the rendered key, then retractions before insertions, then the rendered value), not by
 //! `K`'s own order; two values that render alike are one row. The observers (`--serve`, the
 //! embedded job) see the `(vertex, u64)` outputs only: typed outputs are not served.
