@@ -10,7 +10,9 @@
 //! makes a retraction bit-exact, and say so through [`ValueFormat`].
 //!
 //! A user's own dataflow plugs in through [`custom`]: a closure from [`GraphInput`] to a
-//! [`ResultCollection`] gets the same driver, flags, outputs and metrics as the built-in ones.
+//! [`ResultCollection`] gets the same driver, flags, outputs and metrics as the built-in ones;
+//! through [`typed`](mod@typed) its outputs may have any key and value types, several names,
+//! and errors the driver reports.
 
 pub mod arrivals;
 pub mod bfs;
@@ -28,6 +30,7 @@ pub mod spanner;
 pub mod sssp;
 mod time_stash;
 pub mod triangles;
+pub mod typed;
 pub mod union_find;
 pub mod wcc;
 pub mod wcc_dynamic;
@@ -141,6 +144,13 @@ pub trait Algorithm: Send + Sync + 'static {
     fn name(&self) -> String;
     /// Builds the dataflow at one worker.
     fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a>;
+    /// Builds the dataflow's outputs at one worker; the driver calls this. The default is the
+    /// single `(vertex, u64)` output of [`Algorithm::build`]; a [`typed::typed`] dataflow has named
+    /// outputs of its own types and errors, and may fail to build (the message is reported as
+    /// [`RunError::Build`](crate::driver::RunError::Build)).
+    fn build_outputs<'a>(&self, input: GraphInput<'a>) -> Result<typed::Outputs<'a>, String> {
+        Ok(typed::Outputs::of_vertex(self.build(input), self.value_format()))
+    }
     /// How values are written.
     fn value_format(&self) -> ValueFormat {
         ValueFormat::Integer
@@ -297,6 +307,9 @@ macro_rules! forward_algorithm {
             }
             fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
                 (**self).build(input)
+            }
+            fn build_outputs<'a>(&self, input: GraphInput<'a>) -> Result<typed::Outputs<'a>, String> {
+                (**self).build_outputs(input)
             }
             fn value_format(&self) -> ValueFormat {
                 (**self).value_format()

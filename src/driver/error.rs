@@ -60,6 +60,26 @@ pub enum RunError {
     /// An observer of the run's changes failed (see [`super::observe`]).
     #[error("{0}")]
     Observer(String),
+    /// A dataflow could not be built: [`Algorithm::build_outputs`](crate::dataflow::Algorithm::build_outputs)
+    /// failed (on every worker alike); nothing was fed or written.
+    #[error("cannot build dataflow {algorithm}: {message}")]
+    Build {
+        /// The dataflow's name.
+        algorithm: String,
+        /// Why, as the dataflow said.
+        message: String,
+    },
+    /// A dataflow reported an error at an epoch (a record in its error collection, see
+    /// [`crate::dataflow::typed`]): the run stopped there, and nothing of that epoch was written.
+    #[error("dataflow {algorithm} failed at epoch {epoch}: {message}")]
+    Dataflow {
+        /// The dataflow's name.
+        algorithm: String,
+        /// The epoch (in windowed runs the event time) at which the error appeared.
+        epoch: crate::types::Time,
+        /// The error record's text (the smallest, if there were several).
+        message: String,
+    },
     /// The state directory (write-ahead log, snapshots, change-log mark) failed.
     #[error(transparent)]
     State(#[from] crate::live::DurabilityError),

@@ -137,8 +137,24 @@ pub struct RunReport {
     /// The final result `(key, value)`, sorted, when `keep_state` was set (a key with several
     /// values appears once per value).
     pub final_state: Option<Vec<(Node, u64)>>,
-    /// Every algorithm's outputs, in order (the first is also in `changes` and `final_state`).
+    /// Every algorithm's `(vertex, u64)` output, in order (the first is also in `changes` and
+    /// `final_state`).
     pub algorithms: Vec<AlgorithmReport>,
+    /// Every typed output ([`crate::dataflow::typed`]), in build order.
+    pub outputs: Vec<OutputReport>,
+}
+
+/// One typed output in a run ([`crate::dataflow::typed`]).
+#[derive(Clone, Debug, Default)]
+pub struct OutputReport {
+    /// `<dataflow>.<output>` (its file names with `--output-dir`).
+    pub name: String,
+    /// Change-log lines it produced over the run.
+    pub output_changes: u64,
+    /// Every change, in the order written, when `collect` was set.
+    pub changes: Option<Vec<crate::sinks::RowChange>>,
+    /// Its final rows `(key text, value text)`, sorted by text, when `keep_state` was set.
+    pub final_state: Option<Vec<(String, String)>>,
 }
 
 /// One algorithm's outputs in a run.

@@ -7,11 +7,13 @@
 //!    which lets algorithms pick their fast paths (`refuse_unordered`: the order-dependent
 //!    algorithms refuse a stream that deletes or is windowed);
 //! 3. `epoch_source`: where the epochs come from (files, memory, live input, or nothing);
-//! 4. `open_writer`: the writing worker creates its outputs (an unwritable file stops every
-//!    worker before anything is computed);
-//! 5. `build_dataflow`: the algorithms over the shared input, each ending in a sink operator
-//!    that routes its output changes to the writer;
-//! 6. `feed_epochs`: the feed loop, the one place epochs are closed;
+//! 4. `build_dataflow`: the algorithms over the shared input, each output ending in a sink
+//!    operator that routes its changes to the writer (a dataflow that fails to build stops every
+//!    worker here, before any file is created); error collections are broadcast to every worker;
+//! 5. `open_writer`: the writing worker creates the outputs the build produced (an unwritable
+//!    file stops every worker before anything is computed);
+//! 6. `feed_epochs`: the feed loop, the one place epochs are closed; after each epoch completes,
+//!    every worker checks the error collections (`Failures`) and all stop at the same epoch;
 //! 7. close the input, gather every process's peak memory, and report.
 
 use std::cell::RefCell;
@@ -31,8 +33,9 @@ use super::epochs::{EpochSource, EventEpoch, FileEpochs, LiveEpochs, NoEpochs};
 use super::feed::{ArrivalsInput, Feeder};
 use super::input::{self, InputFacts, Source, WorkerShare};
 use super::resume::Resume;
-use super::writer::{RunFacts, SinkBuffer, Writer};
+use super::writer::{Buffer, OutputPlan, RowBuffer, RunFacts, SinkBuffer, Writer};
 use super::{allgather, metrics, LiveShared, RunError, RunOptions, RunReport};
+use crate::dataflow::typed::Outputs;
 use crate::dataflow::{Algorithm, GraphInput};
 use crate::sources::window::{LatePolicy, WindowSpec};
 use crate::types::{Diff, Node, Time};
@@ -52,9 +55,11 @@ pub(crate) fn run_worker(
     refuse_unordered(options, algorithms, &shape)?;
     let vertices = std::mem::take(&mut share.vertices);
     let mut source = epoch_source(worker, options, live, share, facts.clone(), shape.insert_only)?;
-    let mut writer = open_writer(worker, options, algorithms, live, source.expected())?;
-    let Built { edges_in, arrivals_in, probe, buffers, census } =
-        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some());
+    // Built before the writer opens its files: a dataflow that fails to build (on every worker
+    // alike) stops the run with nothing written.
+    let Built { edges_in, arrivals_in, probe, buffers, census, plans, mut failures } =
+        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some())?;
+    let mut writer = open_writer(worker, options, &plans, live, source.expected())?;
     if let (Some(writer), Some(census)) = (writer.as_mut(), census) {
         writer.count_graph(census);
     }
@@ -66,6 +71,7 @@ pub(crate) fn run_worker(
         &probe,
         writer.as_mut(),
         &buffers,
+        &mut failures,
         options.time_limit,
         shape.edge_lifetime.is_some(),
     )?;
@@ -201,12 +207,12 @@ fn epoch_source(
     })
 }
 
-/// Step 4: the writing worker (worker 0) creates its outputs; every worker learns whether that
+/// Step 5: the writing worker (worker 0) creates its outputs; every worker learns whether that
 /// failed.
 fn open_writer(
     worker: &mut Worker,
     options: &RunOptions,
-    algorithms: &[Box<dyn Algorithm>],
+    plans: &[OutputPlan],
     live: Option<&LiveShared>,
     expected: u64,
 ) -> Result<Option<Writer>, RunError> {
@@ -216,7 +222,7 @@ fn open_writer(
             live.and_then(|l| l.written_through),
             options.changes.as_deref(),
         )?;
-        Writer::create(options, algorithms, resume, expected)
+        Writer::create(options, plans, resume, expected)
     });
     let failure = created.as_ref().and_then(|c| c.as_ref().err()).map(|e| e.to_string());
     let failures = allgather::allgather(worker, failure);
@@ -236,12 +242,104 @@ struct Built {
     arrivals_in: Option<ArrivalsInput>,
     /// At the sinks.
     probe: ProbeHandle<Time>,
-    buffers: Vec<SinkBuffer>,
+    buffers: Buffers,
     /// `--stats`: the vertex, edge and triangle counts.
     census: Option<Census>,
+    /// What each algorithm's build produced.
+    plans: Vec<OutputPlan>,
+    /// The dataflows' error collections.
+    failures: Failures,
 }
 
-/// Step 5: builds every algorithm over one shared input, each ending in a sink operator that
+/// Where the sink operators put their output changes.
+#[derive(Default)]
+struct Buffers {
+    /// The `(vertex, u64)` outputs, in algorithm order.
+    vertex: Vec<SinkBuffer>,
+    /// The typed outputs, in build order.
+    rows: Vec<RowBuffer>,
+}
+
+/// The dataflows' error collections, broadcast to every worker, so that every worker sees an
+/// error at the same epoch and all stop there together.
+#[derive(Default)]
+struct Failures {
+    /// Per dataflow with errors: its name, the buffered error changes, and the errors present.
+    watched: Vec<(String, Buffer<String>, BTreeMap<String, Diff>)>,
+}
+
+impl Failures {
+    /// After every time below `until` has completed: the first error present, as the run's
+    /// error. `epoch`: the epoch being closed (`None` in windowed runs, which name the event time).
+    fn check(&mut self, until: Time, epoch: Option<Time>) -> Result<(), RunError> {
+        let mut first: Option<(Time, String, String)> = None;
+        for (name, buffer, present) in &mut self.watched {
+            let times: Vec<Time> = buffer.borrow().range(..until).map(|(t, _)| *t).collect();
+            for t in times {
+                for (message, diff) in buffer.borrow_mut().remove(&t).unwrap_or_default() {
+                    let count = present.entry(message.clone()).or_insert(0);
+                    *count += diff;
+                    if *count == 0 {
+                        present.remove(&message);
+                    }
+                }
+                if let Some((message, _)) = present.iter().find(|(_, c)| **c > 0) {
+                    let at = epoch.unwrap_or(t);
+                    if first.as_ref().is_none_or(|(e, _, _)| at < *e) {
+                        first = Some((at, name.clone(), message.clone()));
+                    }
+                    break;
+                }
+            }
+        }
+        match first {
+            Some((epoch, algorithm, message)) => Err(RunError::Dataflow { algorithm, epoch, message }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The sink operator: sends every change of `collection` to worker 0 (or, `broadcast`, to every
+/// worker), which buffers it by time; the probe is at its input.
+fn sink<D: differential_dataflow::ExchangeData>(
+    collection: differential_dataflow::VecCollection<'_, Time, D, Diff>,
+    buffer: Buffer<D>,
+    probe: &ProbeHandle<Time>,
+    broadcast: bool,
+) {
+    use timely::dataflow::channels::pact::{ParallelizationContract, Pipeline};
+    use timely::dataflow::operators::vec::Broadcast;
+    fn buffered<D: differential_dataflow::ExchangeData, P: ParallelizationContract<Time, Vec<(D, Time, Diff)>>>(
+        stream: timely::dataflow::StreamVec<'_, Time, (D, Time, Diff)>,
+        pact: P,
+        buffer: Buffer<D>,
+        probe: &ProbeHandle<Time>,
+    ) {
+        stream
+            .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                pact,
+                "ResultSink",
+                move |_capability, _info| {
+                    move |(input, _frontier), _output| {
+                        input.for_each(|_time, data| {
+                            let mut buffer = buffer.borrow_mut();
+                            for (record, time, diff) in data.drain(..) {
+                                buffer.entry(time).or_default().push((record, diff));
+                            }
+                        });
+                    }
+                },
+            )
+            .probe_with(probe);
+    }
+    if broadcast {
+        buffered(collection.inner.broadcast(), Pipeline, buffer, probe);
+    } else {
+        buffered(collection.inner, Exchange::new(|_x: &(D, Time, Diff)| 0u64), buffer, probe);
+    }
+}
+
+/// Step 4: builds every algorithm over one shared input, each ending in a sink operator that
 /// sends its output changes to worker 0 and buffers them there by time, and with
 /// `count_graph` (`--stats`) the census of the graph. Feeds the vertex-file vertices (they
 /// never change) and returns the inputs, the probe at the sinks and the buffers.
@@ -251,56 +349,62 @@ fn build_dataflow(
     shape: &StreamShape,
     vertices: Vec<Node>,
     count_graph: bool,
-) -> Built {
-    let buffers: Vec<SinkBuffer> = algorithms.iter().map(|_| Rc::new(RefCell::new(BTreeMap::new()))).collect();
+) -> Result<Built, RunError> {
     let mut edges_in = InputSession::new();
     let mut arrivals_in: Option<ArrivalsInput> = algorithms.iter().any(|a| a.arrival_order()).then(InputSession::new);
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
     let probe: ProbeHandle<Time> = ProbeHandle::new();
-    let census;
+    let built;
     {
-        let buffers = buffers.clone();
         let probe = probe.clone();
         let edges_in = &mut edges_in;
         let vertices_in = &mut vertices_in;
         let arrivals_in = &mut arrivals_in;
         let (insert_only, edge_lifetime) = (shape.insert_only, shape.edge_lifetime);
-        census = worker.dataflow::<Time, _, _>(move |scope| {
+        built = worker.dataflow::<Time, _, _>(move |scope| -> Result<_, RunError> {
             let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only)
                 .with_edge_lifetime(edge_lifetime)
                 .with_arrivals(arrivals_in.as_mut().map(|a| a.to_collection(scope)));
             let mut triangles = None;
-            for (algorithm, buffer) in algorithms.iter().zip(buffers) {
-                let result = algorithm.build(input.clone());
-                if count_graph && algorithm.name() == "triangles" {
-                    triangles = Some(result.clone());
+            let (mut buffers, mut plans, mut failures) = (Buffers::default(), Vec::new(), Failures::default());
+            for algorithm in algorithms {
+                let name = algorithm.name();
+                let Outputs { vertex, rows, errors, .. } = algorithm
+                    .build_outputs(input.clone())
+                    .map_err(|message| RunError::Build { algorithm: name.clone(), message })?;
+                let mut plan = OutputPlan { algorithm: name.clone(), vertex: None, rows: Vec::new() };
+                if let Some((result, format)) = vertex {
+                    if count_graph && name == "triangles" {
+                        triangles = Some(result.clone());
+                    }
+                    let buffer: SinkBuffer = Rc::new(RefCell::new(BTreeMap::new()));
+                    sink(result, buffer.clone(), &probe, false);
+                    buffers.vertex.push(buffer);
+                    plan.vertex = Some(format);
                 }
-                result
-                    .inner
-                    .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                        Exchange::new(|_x: &((Node, u64), Time, Diff)| 0u64),
-                        "ResultSink",
-                        move |_capability, _info| {
-                            move |(input, _frontier), _output| {
-                                input.for_each(|_time, data| {
-                                    let mut buffer = buffer.borrow_mut();
-                                    for (record, time, diff) in data.drain(..) {
-                                        buffer.entry(time).or_default().push((record, diff));
-                                    }
-                                });
-                            }
-                        },
-                    )
-                    .probe_with(&probe);
+                for output in rows {
+                    let buffer: RowBuffer = Rc::new(RefCell::new(BTreeMap::new()));
+                    sink(output.rows, buffer.clone(), &probe, false);
+                    buffers.rows.push(buffer);
+                    plan.rows.push((output.name, output.format));
+                }
+                if let Some(errors) = errors {
+                    let buffer: Buffer<String> = Rc::new(RefCell::new(BTreeMap::new()));
+                    sink(errors, buffer.clone(), &probe, true);
+                    failures.watched.push((name, buffer, BTreeMap::new()));
+                }
+                plans.push(plan);
             }
-            count_graph.then(|| Census::build(&input, triangles, &probe))
+            let census = count_graph.then(|| Census::build(&input, triangles, &probe));
+            Ok((buffers, plans, failures, census))
         });
     }
+    let (buffers, plans, failures, census) = built?;
     for v in vertices {
         vertices_in.update(v, 1);
     }
     vertices_in.close();
-    Built { edges_in, arrivals_in, probe, buffers, census }
+    Ok(Built { edges_in, arrivals_in, probe, buffers, census, plans, failures })
 }
 
 /// A restart's replay being fed: epochs already in the change log, fed back to back without
@@ -330,7 +434,8 @@ fn feed_epochs(
     feeder: &mut Feeder,
     probe: &ProbeHandle<Time>,
     mut writer: Option<&mut Writer>,
-    buffers: &[SinkBuffer],
+    buffers: &Buffers,
+    failures: &mut Failures,
     time_limit: Option<Duration>,
     exact_lifetimes: bool,
 ) -> Result<bool, RunError> {
@@ -347,8 +452,9 @@ fn feed_epochs(
      -> Result<f64, RunError> {
         feeder.settle(worker, probe, until);
         let latency = started.elapsed().as_secs_f64();
+        failures.check(until, event.is_none().then_some(number))?;
         if let Some(w) = writer {
-            w.epoch(buffers, number, updates, latency, closed == 0, event)?;
+            w.epoch(&buffers.vertex, &buffers.rows, number, updates, latency, closed == 0, event)?;
             source.completed(number);
         }
         closed += 1;
@@ -393,8 +499,9 @@ fn feed_epochs(
     if let Some(frontier) = source.final_frontier() {
         let started = Instant::now();
         feeder.settle(worker, probe, frontier);
+        failures.check(frontier, None)?;
         if let Some(w) = writer {
-            w.finish_window(buffers, frontier, started.elapsed().as_secs_f64())?;
+            w.finish_window(&buffers.vertex, &buffers.rows, frontier, started.elapsed().as_secs_f64())?;
         }
     }
     Ok(false)

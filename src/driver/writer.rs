@@ -18,18 +18,85 @@ use super::epochs::EventEpoch;
 use super::metrics;
 use super::observe::{EpochView, Observers, OutputInfo};
 use super::resume::Resume;
-use super::{AlgorithmReport, RunError, RunOptions, RunReport};
+use super::{AlgorithmReport, OutputReport, RunError, RunOptions, RunReport};
 use crate::dataflow::Algorithm;
-use crate::sinks::{Change, Progress, ResultSink, RunSummary, StatsWriter};
+use crate::sinks::{Change, Progress, ResultSink, RowSink, RunSummary, StatsWriter};
+use crate::types::format::{RowFormat, ValueFormat};
 use crate::types::stats::{EpochStats, LatencySummary};
 use crate::types::{Diff, Node, Time};
 
-/// One algorithm's output changes by time, filled by its sink operator, drained by the writer.
-pub type SinkBuffer = Rc<RefCell<BTreeMap<Time, Vec<((Node, u64), Diff)>>>>;
+/// Output changes by time, filled by a sink operator, drained by the writer.
+pub type Buffer<R> = Rc<RefCell<BTreeMap<Time, Vec<(R, Diff)>>>>;
+/// One algorithm's `(vertex, u64)` output changes by time.
+pub type SinkBuffer = Buffer<(Node, u64)>;
+/// One typed output's rendered rows by time.
+pub type RowBuffer = Buffer<(String, String)>;
+
+/// What one algorithm's build produced, as the writer needs to know it: its name, whether it
+/// has a `(vertex, u64)` output (and its value format), and its named row outputs.
+#[derive(Clone, Debug)]
+pub struct OutputPlan {
+    /// The algorithm's name.
+    pub algorithm: String,
+    /// Its `(vertex, u64)` output's value format, if it has one.
+    pub vertex: Option<ValueFormat>,
+    /// Its row outputs: name and format.
+    pub rows: Vec<(String, RowFormat)>,
+}
+
+/// Takes the changes of every time `<= epoch` out of `buffer`.
+fn take_through<R>(buffer: &Buffer<R>, epoch: Time) -> Vec<(R, Diff)> {
+    let mut buffer = buffer.borrow_mut();
+    let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
+    let mut changes = Vec::new();
+    for t in done {
+        if let Some(mut c) = buffer.remove(&t) {
+            changes.append(&mut c);
+        }
+    }
+    changes
+}
+
+/// Takes the first time below `frontier` and its changes out of `buffer`.
+fn take_first_below<R>(buffer: &Buffer<R>, frontier: Time) -> Option<(Time, Vec<(R, Diff)>)> {
+    let mut buffer = buffer.borrow_mut();
+    match buffer.first_key_value() {
+        Some((&t, _)) if t < frontier => buffer.remove(&t).map(|c| (t, c)),
+        _ => None,
+    }
+}
+
+/// One typed output's sink and its name (`<dataflow>.<output>`).
+struct RowOutput {
+    name: String,
+    sink: RowSink,
+    lines: u64,
+}
+
+impl RowOutput {
+    /// Writes an unwindowed epoch (`event == None`) or every time below a windowed frontier.
+    fn write(&mut self, buffer: &RowBuffer, epoch: Time, frontier: Option<Time>, write: bool) -> Result<u64, RunError> {
+        let mut n = 0;
+        match frontier {
+            None => n += self.sink.epoch(epoch, take_through(buffer, epoch), write)?,
+            Some(frontier) => {
+                while let Some((t, changes)) = take_first_below(buffer, frontier) {
+                    n += self.sink.epoch(t, changes, write)?;
+                }
+            }
+        }
+        self.lines += n;
+        Ok(n)
+    }
+}
 
 /// The writer's per-epoch bookkeeping: sinks, stats, progress, latencies.
 pub struct Writer {
     sinks: Vec<ResultSink>,
+    /// The algorithm of each `(vertex, u64)` sink.
+    sink_names: Vec<String>,
+    /// The typed outputs, in build order.
+    rows: Vec<RowOutput>,
     sink_changes: Vec<u64>,
     stats: Option<StatsWriter>,
     progress: Progress,
@@ -84,31 +151,56 @@ fn write_times_below(
 ) -> Result<u64, RunError> {
     let mut lines = 0;
     loop {
-        let next = {
-            let mut buffer = buffer.borrow_mut();
-            match buffer.first_key_value() {
-                Some((&t, _)) if t < frontier => buffer.remove(&t).map(|c| (t, c)),
-                _ => None,
-            }
-        };
-        let Some((time, changes)) = next else { return Ok(lines) };
+        let Some((time, changes)) = take_first_below(buffer, frontier) else { return Ok(lines) };
         lines += sink.epoch_with(time, changes, write, observed.as_deref_mut())?;
     }
 }
 
 impl Writer {
-    /// Creates every algorithm's sinks and the stats file (before the dataflow is built, so
-    /// that an unwritable output stops the run early). `expected`: epochs for the progress bar.
+    /// Creates every output's sink and the stats file (before anything is fed, so that an
+    /// unwritable output stops the run early). `plans`: what each algorithm's build produced.
+    /// `expected`: epochs for the progress bar.
     pub fn create(
         options: &RunOptions,
-        algorithms: &[Box<dyn Algorithm>],
+        plans: &[OutputPlan],
         resume: Resume,
         expected: u64,
     ) -> Result<Writer, RunError> {
-        let single = algorithms.len() == 1;
+        let outputs: usize = plans.iter().map(|p| p.vertex.iter().count() + p.rows.len()).sum();
+        let single = outputs == 1;
+        if outputs > 1 && options.output_dir.is_none() && (options.output.is_some() || options.changes.is_some()) {
+            return Err(RunError::Input(format!(
+                "{} has {} outputs: give --output-dir instead of --output/--changes",
+                plans.iter().map(|p| p.algorithm.as_str()).collect::<Vec<_>>().join(","),
+                outputs
+            )));
+        }
+        let files = |name: &str| -> Result<_, RunError> {
+            Ok(match &options.output_dir {
+                Some(dir) => {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| RunError::Other(format!("cannot create {}: {}", dir.display(), e)))?;
+                    (Some(dir.join(format!("{}.changes", name))), Some(dir.join(format!("{}.out", name))))
+                }
+                None if single => (options.changes.clone(), options.output.clone()),
+                None => (None, None),
+            })
+        };
+        let mut rows = Vec::new();
+        for plan in plans {
+            for (output, format) in &plan.rows {
+                let name = format!("{}.{}", plan.algorithm, output);
+                let (changes, out) = files(&name)?;
+                let sink =
+                    RowSink::new(*format, changes.as_deref(), out.as_deref(), options.collect, options.keep_state)?;
+                rows.push(RowOutput { name, sink, lines: 0 });
+            }
+        }
         let mut sinks = Vec::new();
-        for algorithm in algorithms {
-            let name = algorithm.name();
+        let mut sink_names = Vec::new();
+        for (plan, format) in plans.iter().filter_map(|p| p.vertex.map(|f| (p, f))) {
+            let name = plan.algorithm.clone();
+            sink_names.push(name.clone());
             let (changes, output) = match &options.output_dir {
                 Some(dir) => {
                     std::fs::create_dir_all(dir)
@@ -119,7 +211,7 @@ impl Writer {
                 None => (None, None),
             };
             sinks.push(ResultSink::new_resuming(
-                algorithm.value_format(),
+                format,
                 changes.as_deref(),
                 output.as_deref(),
                 options.collect,
@@ -129,15 +221,25 @@ impl Writer {
         }
         let stats = options.stats.as_deref().map(StatsWriter::create).transpose()?;
         let observers = options.observers.clone();
-        let observed = (!observers.is_empty()).then(|| vec![Vec::new(); algorithms.len()]);
+        // Observers see the `(vertex, u64)` outputs only (typed outputs are not observed).
+        let observed = (!observers.is_empty()).then(|| vec![Vec::new(); sinks.len()]);
         if observed.is_some() {
-            let outputs: Vec<OutputInfo> =
-                algorithms.iter().map(|a| OutputInfo { name: a.name(), format: a.value_format() }).collect();
+            if !rows.is_empty() {
+                eprintln!("ripples: note: typed outputs are not observed (--serve, embedded jobs): {}", {
+                    rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ")
+                });
+            }
+            let outputs: Vec<OutputInfo> = plans
+                .iter()
+                .filter_map(|p| p.vertex.map(|format| OutputInfo { name: p.algorithm.clone(), format }))
+                .collect();
             observers.start(&outputs).map_err(RunError::Observer)?;
         }
         Ok(Writer {
             sink_changes: vec![0; sinks.len()],
             sinks,
+            sink_names,
+            rows,
             stats,
             progress: Progress::new(expected, options.progress),
             epoch_stats: Vec::new(),
@@ -164,12 +266,21 @@ impl Writer {
 
     /// The end of a windowed stream: writes every time below the final frontier (no new epoch).
     /// `seconds`: how long the dataflow took to reach the final frontier.
-    pub fn finish_window(&mut self, buffers: &[SinkBuffer], frontier: Time, seconds: f64) -> Result<(), RunError> {
+    pub fn finish_window(
+        &mut self,
+        buffers: &[SinkBuffer],
+        row_buffers: &[RowBuffer],
+        frontier: Time,
+        seconds: f64,
+    ) -> Result<(), RunError> {
         for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
             let observed = self.observed.as_mut().map(|o| &mut o[i]);
             let n = write_times_below(sink, buffer, frontier, true, observed)?;
             self.sink_changes[i] += n;
             self.output_changes += n;
+        }
+        for (output, buffer) in self.rows.iter_mut().zip(row_buffers) {
+            self.output_changes += output.write(buffer, frontier, Some(frontier), true)?;
         }
         self.update_seconds += seconds;
         self.end_seconds = Some(seconds);
@@ -208,6 +319,7 @@ impl Writer {
     pub fn epoch(
         &mut self,
         buffers: &[SinkBuffer],
+        row_buffers: &[RowBuffer],
         epoch: Time,
         updates: u64,
         latency: f64,
@@ -226,26 +338,17 @@ impl Writer {
         for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
             let observed = self.observed.as_mut().map(|o| &mut o[i]);
             let n = match event {
-                None => {
-                    let mut changes = Vec::new();
-                    {
-                        let mut buffer = buffer.borrow_mut();
-                        let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
-                        for t in done {
-                            if let Some(mut c) = buffer.remove(&t) {
-                                changes.append(&mut c);
-                            }
-                        }
-                    }
-                    sink.epoch_with(epoch, changes, !quiet, observed)?
-                }
+                None => sink.epoch_with(epoch, take_through(buffer, epoch), !quiet, observed)?,
                 Some(event) => write_times_below(sink, buffer, event.frontier, !quiet, observed)?,
             };
             self.sink_changes[i] += n;
             lines += n;
         }
-        if !quiet {
-            self.resume.record(&mut self.sinks[0], epoch)?;
+        for (output, buffer) in self.rows.iter_mut().zip(row_buffers) {
+            lines += output.write(buffer, epoch, event.map(|e| e.frontier), !quiet)?;
+        }
+        if let (false, Some(first)) = (quiet, self.sinks.first_mut()) {
+            self.resume.record(first, epoch)?;
         }
         self.output_changes += lines;
         let (rss, hwm) = metrics::memory();
@@ -294,11 +397,17 @@ impl Writer {
     ) -> Result<RunReport, RunError> {
         self.progress.finish();
         let mut reports = Vec::new();
-        for ((sink, algorithm), lines) in self.sinks.into_iter().zip(algorithms).zip(&self.sink_changes) {
+        for ((sink, name), lines) in self.sinks.into_iter().zip(self.sink_names).zip(&self.sink_changes) {
             let (changes, final_state) = sink.finish()?;
-            reports.push(AlgorithmReport { name: algorithm.name(), output_changes: *lines, changes, final_state });
+            reports.push(AlgorithmReport { name, output_changes: *lines, changes, final_state });
         }
-        let (changes, final_state) = (reports[0].changes.clone(), reports[0].final_state.clone());
+        let mut outputs = Vec::new();
+        for output in self.rows {
+            let (changes, final_state) = output.sink.finish()?;
+            outputs.push(OutputReport { name: output.name, output_changes: output.lines, changes, final_state });
+        }
+        let (changes, final_state) =
+            reports.first().map(|r| (r.changes.clone(), r.final_state.clone())).unwrap_or_default();
         let updates = self.updates;
         let load_seconds = facts.load_seconds;
         let summary = RunSummary {
@@ -339,6 +448,6 @@ impl Writer {
         if self.observed.is_some() {
             self.observers.finish(&summary).map_err(RunError::Observer)?;
         }
-        Ok(RunReport { summary, epochs: self.epoch_stats, changes, final_state, algorithms: reports })
+        Ok(RunReport { summary, epochs: self.epoch_stats, changes, final_state, algorithms: reports, outputs })
     }
 }

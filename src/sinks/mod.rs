@@ -3,6 +3,8 @@
 //! * [`ResultSink`] turns each completed epoch's changes into change-log lines
 //!   (`epoch key value diff`, diff `1` or `-1`) and keeps the current result for the final
 //!   `--output` file (`key value`, sorted by key).
+//! * [`RowSink`] does the same for a typed output's rendered rows, as text or JSON lines
+//!   ([`crate::types::format::RowFormat`]).
 //! * [`StatsWriter`] writes one JSON object per epoch and a summary object (`--stats`).
 //! * [`Progress`] reports on stderr while a run goes on.
 //!
@@ -34,9 +36,11 @@
 //! ```
 
 mod progress;
+mod rows;
 mod stats;
 
 pub use progress::Progress;
+pub use rows::{RowChange, RowSink};
 pub use stats::{RunSummary, StatsWriter};
 
 use std::collections::BTreeMap;

@@ -80,3 +80,36 @@ pub fn format_value_f64(x: f64) -> String {
         format!("{:e}", x)
     }
 }
+
+/// How a typed output's rows are written (see `ripples::dataflow::typed`).
+///
+/// ```
+/// use ripples::types::format::RowFormat;
+/// assert_eq!(RowFormat::Text.change_line(3, "v1", "2", -1), "3 v1 2 -1\n");
+/// assert_eq!(RowFormat::Json.result_line("\"v1\"", "[1,2]"), "{\"key\":\"v1\",\"value\":[1,2]}\n");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowFormat {
+    /// `Display` text: `epoch key value diff` and `key value` lines.
+    Text,
+    /// JSON lines: `{"epoch":..,"key":..,"value":..,"diff":..}` and `{"key":..,"value":..}`.
+    Json,
+}
+
+impl RowFormat {
+    /// The change-log line of one change (with its line break).
+    pub fn change_line(self, epoch: crate::types::Time, key: &str, value: &str, diff: i8) -> String {
+        match self {
+            RowFormat::Text => format!("{epoch} {key} {value} {diff}\n"),
+            RowFormat::Json => format!("{{\"epoch\":{epoch},\"key\":{key},\"value\":{value},\"diff\":{diff}}}\n"),
+        }
+    }
+
+    /// The result-file line of one record (with its line break).
+    pub fn result_line(self, key: &str, value: &str) -> String {
+        match self {
+            RowFormat::Text => format!("{key} {value}\n"),
+            RowFormat::Json => format!("{{\"key\":{key},\"value\":{value}}}\n"),
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The sink of a typed output: rendered `(key, value)` rows, written as text or JSON lines.
+//!
+//! ```
+//! use ripples::sinks::{RowChange, RowSink};
+//! use ripples::types::format::RowFormat;
+//! let dir = tempfile::tempdir().unwrap();
+//! let (log, out) = (dir.path().join("d.changes"), dir.path().join("d.out"));
+//! let mut sink = RowSink::new(RowFormat::Json, Some(&log), Some(&out), true, false).unwrap();
+//! let row = |k: &str, v: &str| (k.to_string(), v.to_string());
+//! assert_eq!(sink.epoch(0, vec![(row("\"b\"", "1"), 1), (row("\"a\"", "2"), 1)], true).unwrap(), 2);
+//! assert_eq!(sink.epoch(1, vec![(row("\"a\"", "3"), 1), (row("\"a\"", "2"), -1)], true).unwrap(), 2);
+//! let (collected, state) = sink.finish().unwrap();
+//! assert_eq!(
+//!     std::fs::read_to_string(&log).unwrap(),
+//!     "{\"epoch\":0,\"key\":\"a\",\"value\":2,\"diff\":1}\n{\"epoch\":0,\"key\":\"b\",\"value\":1,\"diff\":1}\n\
+//!      {\"epoch\":1,\"key\":\"a\",\"value\":2,\"diff\":-1}\n{\"epoch\":1,\"key\":\"a\",\"value\":3,\"diff\":1}\n"
+//! );
+//! assert_eq!(std::fs::read_to_string(&out).unwrap(), "{\"key\":\"a\",\"value\":3}\n{\"key\":\"b\",\"value\":1}\n");
+//! assert_eq!(state.unwrap(), vec![row("\"a\"", "3"), row("\"b\"", "1")]);
+//! assert_eq!(collected.unwrap()[2], RowChange { epoch: 1, key: "\"a\"".into(), value: "2".into(), diff: -1 });
+//! ```
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::format::RowFormat;
+use crate::types::{Diff, Time};
+
+/// A rendered row: key text, value text.
+type Row = (String, String);
+
+/// One change of a typed output, as its change-log line says.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct RowChange {
+    /// The epoch (event time in windowed runs).
+    pub epoch: Time,
+    /// The key's rendered text (JSON text for JSON outputs).
+    pub key: String,
+    /// The value's rendered text (JSON text for JSON outputs).
+    pub value: String,
+    /// `1` or `-1`.
+    pub diff: i8,
+}
+
+/// Receives a typed output's completed epochs, in epoch order; like
+/// [`ResultSink`](super::ResultSink) with rendered rows ordered by their text.
+pub struct RowSink {
+    format: RowFormat,
+    changes: Option<(PathBuf, BufWriter<Box<dyn Write + Send>>)>,
+    output: Option<PathBuf>,
+    keep_state: bool,
+    state: BTreeMap<Row, Diff>,
+    collected: Option<Vec<RowChange>>,
+}
+
+fn io_context(path: &Path, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("cannot write {}: {}", path.display(), e))
+}
+
+impl RowSink {
+    /// A sink writing the change log to `changes` (`-` is stdout) and the final result to
+    /// `output` (checked writable now, written at the end); with `collect`, changes are also kept.
+    pub fn new(
+        format: RowFormat,
+        changes: Option<&Path>,
+        output: Option<&Path>,
+        collect: bool,
+        keep_state: bool,
+    ) -> std::io::Result<Self> {
+        let changes = match changes {
+            None => None,
+            Some(p) => {
+                let w: Box<dyn Write + Send> = if p == Path::new("-") {
+                    Box::new(std::io::stdout())
+                } else {
+                    Box::new(File::create(p).map_err(|e| io_context(p, e))?)
+                };
+                Some((p.to_path_buf(), BufWriter::with_capacity(1 << 16, w)))
+            }
+        };
+        if let Some(p) = output {
+            let tmp = super::temporary(p);
+            File::create(&tmp).map_err(|e| io_context(p, e))?;
+            std::fs::remove_file(&tmp).map_err(|e| io_context(&tmp, e))?;
+        }
+        Ok(RowSink {
+            format,
+            changes,
+            output: output.map(Path::to_path_buf),
+            keep_state: output.is_some() || keep_state,
+            state: BTreeMap::new(),
+            collected: collect.then(Vec::new),
+        })
+    }
+
+    /// Records epoch `epoch`'s changes (consolidated; per key retractions before insertions);
+    /// with `write == false` the lines are not written (a restart's replay) but the state is
+    /// kept. Returns the number of change lines.
+    pub fn epoch(&mut self, epoch: Time, mut changes: Vec<(Row, Diff)>, write: bool) -> std::io::Result<u64> {
+        changes.sort_unstable();
+        let mut merged: Vec<(Row, Diff)> = Vec::with_capacity(changes.len());
+        for (row, diff) in changes {
+            match merged.last_mut() {
+                Some(last) if last.0 == row => last.1 += diff,
+                _ => merged.push((row, diff)),
+            }
+        }
+        merged.retain(|x| x.1 != 0);
+        merged.sort_unstable_by(|(a, da), (b, db)| (&a.0, *da > 0, &a.1).cmp(&(&b.0, *db > 0, &b.1)));
+        let mut lines = 0u64;
+        for ((key, value), diff) in merged {
+            let sign: i8 = if diff > 0 { 1 } else { -1 };
+            let copies = diff.unsigned_abs() as u64;
+            lines += copies;
+            if let (Some((path, w)), true) = (&mut self.changes, write) {
+                let line = self.format.change_line(epoch, &key, &value, sign);
+                for _ in 0..copies {
+                    w.write_all(line.as_bytes()).map_err(|e| io_context(path, e))?;
+                }
+            }
+            if let (Some(c), true) = (&mut self.collected, write) {
+                for _ in 0..copies {
+                    c.push(RowChange { epoch, key: key.clone(), value: value.clone(), diff: sign });
+                }
+            }
+            if self.keep_state {
+                let row = (key, value);
+                let entry = self.state.entry(row.clone()).or_insert(0);
+                *entry += diff;
+                if *entry == 0 {
+                    self.state.remove(&row);
+                }
+            }
+        }
+        if let Some((path, w)) = &mut self.changes {
+            w.flush().map_err(|e| io_context(path, e))?;
+        }
+        Ok(lines)
+    }
+
+    /// Writes the result file (a temporary file renamed into place) and returns the collected
+    /// changes and the final state (sorted by key text, a row once per copy), if kept.
+    #[allow(clippy::type_complexity)]
+    pub fn finish(mut self) -> std::io::Result<(Option<Vec<RowChange>>, Option<Vec<Row>>)> {
+        if let Some((path, mut w)) = self.changes.take() {
+            w.flush().map_err(|e| io_context(&path, e))?;
+        }
+        if let Some(path) = &self.output {
+            let tmp = super::temporary(path);
+            {
+                let f = File::create(&tmp).map_err(|e| io_context(&tmp, e))?;
+                let mut w = BufWriter::with_capacity(1 << 16, f);
+                for ((key, value), &count) in &self.state {
+                    let line = self.format.result_line(key, value);
+                    for _ in 0..count.max(0) {
+                        w.write_all(line.as_bytes()).map_err(|e| io_context(&tmp, e))?;
+                    }
+                }
+                w.flush().map_err(|e| io_context(&tmp, e))?;
+                w.get_ref().sync_all().map_err(|e| io_context(&tmp, e))?;
+            }
+            std::fs::rename(&tmp, path).map_err(|e| io_context(path, e))?;
+        }
+        let state = self.keep_state.then(|| {
+            let mut out = Vec::new();
+            for (row, &count) in &self.state {
+                for _ in 0..count.max(0) {
+                    out.push(row.clone());
+                }
+            }
+            out
+        });
+        Ok((self.collected.take(), state))
+    }
+}
