@@ -341,13 +341,13 @@ impl Experiment {
         };
         let workers = positive(&file.workers, "workers", 1)?;
         let batch_sizes = positive(&file.batch_sizes, "batch_sizes", 1000)?;
-    let processes = positive(&file.processes, "processes", 1)?;
-    let memory_limit_mb = match &file.memory_limit_mb {
-        Some(m) if *m.get_ref() == 0 => {
-            return Err(err(m.span().start, "memory_limit_mb", "must be at least 1 (MiB)".into()))
-        }
-        m => m.as_ref().map(|m| *m.get_ref()),
-    };
+        let processes = positive(&file.processes, "processes", 1)?;
+        let memory_limit_mb = match &file.memory_limit_mb {
+            Some(m) if *m.get_ref() == 0 => {
+                return Err(err(m.span().start, "memory_limit_mb", "must be at least 1 (MiB)".into()))
+            }
+            m => m.as_ref().map(|m| *m.get_ref()),
+        };
         let repetitions = match &file.repetitions {
             Some(r) if *r.get_ref() == 0 => {
                 return Err(err(r.span().start, "repetitions", "must be at least 1".into()))

@@ -120,6 +120,9 @@ mod tests {
     #[test]
     fn rustc_of_the_build() {
         let rustc = super::Environment::capture().rustc;
-        assert!(rustc.starts_with("rustc ") && rustc.split_whitespace().nth(1).is_some_and(|v| v.contains('.')), "{rustc}");
+        assert!(
+            rustc.starts_with("rustc ") && rustc.split_whitespace().nth(1).is_some_and(|v| v.contains('.')),
+            "{rustc}"
+        );
     }
 }

@@ -278,8 +278,11 @@ pub fn figures(records: &[Record]) -> Vec<Panel> {
     // COST: a level line at each baseline's throughput, across the panel's worker range.
     let all_costs = costs(records);
     for panel in &mut out {
-        panel.costs =
-            all_costs.iter().filter(|c| c.dataset == panel.dataset && c.algorithm == panel.algorithm).cloned().collect();
+        panel.costs = all_costs
+            .iter()
+            .filter(|c| c.dataset == panel.dataset && c.algorithm == panel.algorithm)
+            .cloned()
+            .collect();
         let xs = panel.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
         let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
         let mut drawn = Vec::new();
@@ -679,7 +682,15 @@ pub fn report(exp: Option<&Experiment>, all: &[Record], out: &Path) -> Result<st
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {} | {} | {} | {} | {:.0} | {} |",
-                c.dataset, c.algorithm, c.stream, c.batch, c.system, c.processes, c.baseline, c.baseline_updates_per_sec, cost
+                c.dataset,
+                c.algorithm,
+                c.stream,
+                c.batch,
+                c.system,
+                c.processes,
+                c.baseline,
+                c.baseline_updates_per_sec,
+                cost
             );
         }
     }

@@ -314,7 +314,9 @@ mod tests {
     #[test]
     fn event_time_latency_of_closing_epochs() {
         let epoch = |e: u64, lat: f64, w: u64| {
-            format!(r#"{{"epoch":{e},"updates":5,"latency_ms":{lat},"output_changes":0,"rss_bytes":1,"watermark":{w}}}"#)
+            format!(
+                r#"{{"epoch":{e},"updates":5,"latency_ms":{lat},"output_changes":0,"rss_bytes":1,"watermark":{w}}}"#
+            )
         };
         let lines = [
             epoch(1, 1.0, 12), // closes [0, 10) (warm-up: not counted)
