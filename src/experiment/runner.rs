@@ -470,13 +470,30 @@ fn run_cell(
         memory_limit_mb: exp.memory_limit_mb,
     };
     let timeout = Duration::from_secs_f64(exp.timeout_secs);
-    let ended = match spawn_and_wait(&argvs, &logs, timeout, exp.memory_limit_mb) {
-        Ok(e) => e,
-        Err(problem) => {
-            rec.status = Status::Incomplete;
-            rec.failure = Some(problem);
-            return Ok(rec);
+    let mut attempt = 0;
+    let ended = loop {
+        let ended = match spawn_and_wait(&argvs, &logs, timeout, exp.memory_limit_mb) {
+            Ok(e) => e,
+            Err(problem) => {
+                rec.status = Status::Incomplete;
+                rec.failure = Some(problem);
+                return Ok(rec);
+            }
+        };
+        // A port picked for the processes was taken by someone else before they bound it: the
+        // cell has not run; once more on other ports.
+        let taken =
+            || logs.iter().any(|l| std::fs::read_to_string(l).is_ok_and(|t| t.contains("Address already in use")));
+        if cell.processes > 1 && ended.status != 0 && attempt == 0 && taken() {
+            attempt += 1;
+            let ports = free_ports(cell.processes).map_err(ExperimentError::Io)?;
+            let hosts: String = ports.iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
+            let hostfile = dir.join("hosts.txt");
+            std::fs::write(&hostfile, hosts)
+                .map_err(|e| ExperimentError::Io(format!("cannot write {}: {}", hostfile.display(), e)))?;
+            continue;
         }
+        break ended;
     };
     rec.wall_seconds = ended.wall;
     let log_text: String = logs.iter().map(|l| std::fs::read_to_string(l).unwrap_or_default()).collect();
