@@ -1,5 +1,7 @@
 //! `ripples experiment`: malformed files rejected before anything runs, failures recorded with
-//! their kind, resume after a stop or a kill without re-running finished cells, compare.
+//! their kind (an out-of-memory cell under `memory_limit_mb` among them), resume after a stop or
+//! a kill without re-running finished cells, compare, several processes per cell, the COST
+//! figure, event-time latency.
 
 mod common;
 
@@ -44,6 +46,8 @@ fn malformed_files_name_file_line_and_key() {
         ("algorithms = [\"wcc\"]\n[[datasets]]\nname = \"a\"\nkind = \"file\"\npath = \"missing.e\"\n", ":2: datasets.path:", "is not a file"),
         ("algorithms = [\"wcc\"]\nstreams = [\"insert\", \"sideways\"]\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":2: streams:", "unknown \"sideways\""),
         ("algorithms = [\"wcc\"]\nstreams = [\"event-tumbling\"]\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":2: streams:", "`event-tumbling` needs a temporal dataset"),
+        ("algorithms = [\"wcc\"]\nprocesses = [1, 0]\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":2: processes:", "at least 1"),
+        ("algorithms = [\"wcc\"]\n\nmemory_limit_mb = 0\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":3: memory_limit_mb:", "at least 1"),
         ("algorithms = [\"wcc\"]\n[stream]\nwindow = 5\nspeed = 2\n[[datasets]]\nname = \"a\"\nkind = \"rmat\"\nscale = 3\n", ":4: speed:", "unknown field `speed`"),
     ];
     for (toml, at, problem) in cases {
@@ -280,6 +284,159 @@ time_column = "t"
     }
     let windowed = recs.iter().filter(|r| r["command"].as_array().unwrap().iter().any(|a| a == "--tumbling")).count();
     assert_eq!(windowed, 2);
+
+    // Event-time latency, against an oracle over the stream file: an epoch (5000 lines) closes
+    // tumbling windows when the largest event time so far enters a later hour; its event-time
+    // latency is its epoch latency in the cell's stats file.
+    let stream = read(&files.path("out/streams/hospital-event-tumbling-s1.u"));
+    let times: Vec<u64> = stream.lines().map(|l| l.rsplit_once('@').unwrap().1.parse().unwrap()).collect();
+    let (mut max, mut closing) = (0u64, Vec::new());
+    for (i, chunk) in times.chunks(5000).enumerate() {
+        let before = max / 3600;
+        max = max.max(*chunk.iter().max().unwrap());
+        if max / 3600 > before {
+            closing.push(i as u64 + 1);
+        }
+    }
+    assert!(closing.len() > 1, "{closing:?}");
+    for r in &recs {
+        let m = &r["metrics"];
+        let events: Vec<f64> = m["event_latencies_ms"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.as_f64().unwrap()).collect())
+            .unwrap_or_default();
+        match r["cell"]["stream"].as_str().unwrap() {
+            "event-tumbling" => {
+                let stats = read(&files.path("out/cells").join(r["key"].as_str().unwrap()).join("stats.jsonl"));
+                let want: Vec<f64> = stats
+                    .lines()
+                    .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                    .filter(|e| e["epoch"].as_u64().is_some_and(|e| closing.contains(&e)))
+                    .map(|e| e["latency_ms"].as_f64().unwrap())
+                    .collect();
+                assert_eq!(events, want, "{}", r["cell"]);
+                let p99 = m["event_latency"]["p99_ms"].as_f64().unwrap();
+                let top = want.iter().cloned().fold(0.0, f64::max);
+                assert!(p99 <= top && p99 >= top * 0.99, "p99 {p99} of {want:?}");
+                assert!(m["event_latency_histogram"].as_str().is_some_and(|h| !h.is_empty()));
+            }
+            "event-sliding" => assert!(!events.is_empty() && m["event_latency"]["p50_ms"].as_f64().is_some()),
+            _ => assert!(events.is_empty() && m["event_latency"].is_null(), "{}", r["cell"]),
+        }
+    }
+    let report = read(&files.path("out/report.md"));
+    assert!(report.contains("| hospital/event-tumbling/wcc/ripples/w1/b5000 | event | "), "{report}");
+}
+
+/// Two processes per cell (`processes = [1, 2]`) on loopback ports of each cell's own: every
+/// layout's result agrees with the sequential reference (so with every other layout).
+#[test]
+fn processes_are_a_sweep_dimension() {
+    let files = Files::new();
+    let toml = experiment(
+        "repetitions = 1\nworkers = [1, 2]\nprocesses = [1, 2]\nstreams = [\"churn\"]\n[stream]\nchurn_updates = 600",
+        "",
+    );
+    let out = run(&files, &toml, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = records(&files.path("out/results.jsonl"));
+    let mut layouts: Vec<(u64, u64)> = recs
+        .iter()
+        .map(|r| (r["cell"]["workers"].as_u64().unwrap(), r["cell"]["processes"].as_u64().unwrap_or(1)))
+        .collect();
+    layouts.sort();
+    assert_eq!(layouts, [(1, 1), (1, 2), (2, 1), (2, 2)]);
+    let mut ports = BTreeSet::new();
+    for r in &recs {
+        assert_eq!((r["status"].as_str(), r["agrees"].as_bool()), (Some("ok"), Some(true)), "{r}");
+        assert!(r["env"]["rustc"].as_str().unwrap().starts_with("rustc "), "{r}");
+        let cmd: Vec<&str> = r["command"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        if r["cell"]["processes"] == 2 {
+            assert!(cmd.windows(2).any(|w| w == ["-n", "2"]) && cmd.contains(&"--hostfile"), "{cmd:?}");
+            assert!(r["cell"].to_string().contains("\"processes\":2"));
+            let hosts = read(&files.path("out/cells").join(r["key"].as_str().unwrap()).join("hosts.txt"));
+            assert_eq!(hosts.lines().count(), 2, "{hosts}");
+            ports.extend(hosts.lines().map(String::from));
+        } else {
+            assert!(!cmd.contains(&"-n") && r["cell"].get("processes").is_none(), "one process: keys as before");
+        }
+        assert!(r["metrics"]["latency_histogram"].as_str().is_some_and(|h| !h.is_empty()));
+    }
+    assert_eq!(ports.len(), 4, "every process of every cell on a port of its own: {ports:?}");
+    let report = read(&files.path("out/report.md"));
+    assert!(report.contains("| tiny/churn/wcc/ripples/w2/n2/b300 |"), "{report}");
+}
+
+/// A cell under `memory_limit_mb` that runs out of memory is recorded as `oom`, with the limit:
+/// 70 MiB of address space starts `ripples run` (about 45 are needed) but does not hold a
+/// 500,000-edge graph (about 110); the tiny graph under a generous limit is `ok`.
+#[test]
+fn a_cell_that_runs_out_of_memory_is_recorded_as_oom() {
+    for (limit, scale, want) in
+        [(70, "scale = 15\nedge_factor = 16", "oom"), (4000, "scale = 7\nedge_factor = 4", "ok")]
+    {
+        let files = Files::new();
+        let toml = experiment(&format!("repetitions = 1\nmemory_limit_mb = {limit}"), "")
+            .replace("scale = 7\nedge_factor = 4", scale)
+            .replace("batch_sizes = [300]", "batch_sizes = [20000]");
+        let out = run(&files, &toml, &[]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let recs = records(&files.path("out/results.jsonl"));
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0]["status"], want, "limit {limit} MiB: {}", recs[0]);
+        assert_eq!(recs[0]["memory_limit_mb"], limit);
+        if want == "oom" {
+            let failure = recs[0]["failure"].as_str().unwrap();
+            assert!(failure.contains("memory allocation of") && failure.contains("limit 70 MiB"), "{failure}");
+            let report = read(&files.path("out/report.md"));
+            assert!(report.contains("| oom |"), "{report}");
+        }
+    }
+}
+
+/// The COST figure: against a baseline slower than ripples on one worker, COST is 1; against one
+/// that claims to be faster than anything, it is "not reached". Both in figures.json and in the
+/// report's table.
+#[test]
+fn cost_against_a_slow_and_a_fast_baseline() {
+    // Both run `ripples run` (their result agrees) through `sh -c SCRIPT RIPPLES ARGS...`.
+    let ripples = r#""{ripples}", "run", "wcc", "--graph", "{graph}", "--updates", "{updates}", "--batch", "{batch}", "--output", "{output}", "-q""#;
+    // Slow: a second's nap, then no stats file (updates over the wall time).
+    let slow = format!("[commands.slow]\ncommand = [\"sh\", \"-c\", 'sleep 1 && exec \"$0\" \"$@\"', {ripples}]\n");
+    // Fast: epoch latencies of a nanosecond in its stats file.
+    let fast = format!(
+        "[commands.fast]\ncommand = [\"sh\", \"-c\", '\"$0\" \"$@\" --stats {{stats}} && sed -i \"s/\\\"latency_ms\\\":[^,]*/\\\"latency_ms\\\":0.000001/\" {{stats}}', {ripples}]\n"
+    );
+    for (name, table, want) in [("slow", &slow, Some(1)), ("fast", &fast, None)] {
+        let files = Files::new();
+        let toml = experiment(
+            &format!(
+                "repetitions = 1\nworkers = [1, 2]\nstreams = [\"insert-random\"]\nsystems = [\"ripples\", \"{name}\"]"
+            ),
+            table,
+        );
+        let out = run(&files, &toml, &[]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let recs = records(&files.path("out/results.jsonl"));
+        assert_eq!(recs.len(), 4, "{recs:?}");
+        for r in &recs {
+            assert_eq!((r["status"].as_str(), r["agrees"].as_bool()), (Some("ok"), Some(true)), "{r}");
+        }
+        let figures: Value = serde_json::from_str(&read(&files.path("out/figures.json"))).unwrap();
+        let scaling = figures.as_array().unwrap().iter().find(|p| p["kind"] == "scaling").expect("a scaling panel");
+        let costs = scaling["costs"].as_array().unwrap();
+        assert_eq!(costs.len(), 1, "{costs:?}");
+        assert_eq!(costs[0]["baseline"], name);
+        assert_eq!(costs[0]["workers"].as_u64(), want, "{name}: {costs:?}");
+        assert!(scaling["series"].as_array().unwrap().iter().any(|s| s["baseline"] == true));
+        let cost = want.map_or("not reached".to_string(), |w| w.to_string());
+        let report = read(&files.path("out/report.md"));
+        assert!(report.contains(&format!("| tiny | wcc | insert-random | 300 | ripples | 1 | {name} |")), "{report}");
+        assert!(
+            report.lines().any(|l| l.starts_with("| tiny | wcc |") && l.ends_with(&format!("| {cost} |"))),
+            "{report}"
+        );
+    }
 }
 
 /// The systems of `ripples bench` run as `bench:NAME` over the experiment's own streams, only

@@ -171,13 +171,14 @@ fn plan(file: &Path, all: bool) -> Result<(), RunError> {
     let cells = exp.cells();
     let total: f64 = cells.iter().map(|c| runner::estimate_secs(&exp, c)).sum();
     println!(
-        "experiment {}: {} cell(s) = {} dataset(s) x {} stream(s) x {} algorithm(s) x {} system(s) x {} worker count(s) x {} batch size(s) x {} repetition(s)",
+        "experiment {}: {} cell(s) = {} dataset(s) x {} stream(s) x {} algorithm(s) x {} system(s) x {} process count(s) x {} worker count(s) x {} batch size(s) x {} repetition(s) (more than one process only for ripples, one worker for the sequential bench systems)",
         exp.name,
         cells.len(),
         exp.datasets.len(),
         exp.streams.len(),
         exp.algorithms.len(),
         exp.systems.len(),
+        exp.processes.len(),
         exp.workers.len(),
         exp.batch_sizes.len(),
         exp.repetitions

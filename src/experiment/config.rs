@@ -48,6 +48,12 @@ pub struct File {
     pub workers: Option<Vec<Spanned<usize>>>,
     /// `batch_sizes`: the updates per epoch to sweep, each at least 1 (default `[1000]`).
     pub batch_sizes: Option<Vec<Spanned<usize>>>,
+    /// `processes`: the timely process counts to sweep for the `ripples` system, each at least 1
+    /// (default `[1]`); every process of a cell runs on loopback ports of its own.
+    pub processes: Option<Vec<Spanned<usize>>>,
+    /// `memory_limit_mb`: the address-space limit of every cell's child processes in MiB
+    /// (`setrlimit(RLIMIT_AS)`, each process); a cell that runs out is recorded as `oom`.
+    pub memory_limit_mb: Option<Spanned<u64>>,
     /// `algorithms`: the algorithms to run, from [`ALGORITHMS`] (required; `bfs`/`sssp` need
     /// `source`).
     pub algorithms: Vec<Spanned<String>>,
@@ -207,6 +213,10 @@ pub struct Experiment {
     pub workers: Vec<usize>,
     /// Updates per epoch to sweep (the `batch_sizes` key, default `[1000]`).
     pub batch_sizes: Vec<usize>,
+    /// Process counts to sweep for the `ripples` system (the `processes` key, default `[1]`).
+    pub processes: Vec<usize>,
+    /// The address-space limit of every child process in MiB (the `memory_limit_mb` key).
+    pub memory_limit_mb: Option<u64>,
     /// The checked algorithm names (the `algorithms` key).
     pub algorithms: Vec<String>,
     /// The checked system names (the `systems` key, default `["ripples"]`).
@@ -241,8 +251,12 @@ pub struct Cell {
     pub algorithm: String,
     /// The system: `ripples`, a `bench:NAME` system or a `[commands.NAME]` table's name.
     pub system: String,
-    /// Timely workers the system runs with (`-w W`, the `{workers}` placeholder).
+    /// Timely workers per process the system runs with (`-w W`, the `{workers}` placeholder).
     pub workers: usize,
+    /// Processes (`-n P`, each on loopback ports of its own; only the `ripples` system runs more
+    /// than one). Left out of the record (and so of the cell's key) when 1.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub processes: usize,
     /// Updates per epoch (`--batch B`, the `{batch}` placeholder).
     pub batch: usize,
     /// Which repetition of the configuration this is, from 0.
@@ -251,10 +265,29 @@ pub struct Cell {
     pub seed: u64,
 }
 
+fn one() -> usize {
+    1
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
+}
+
 impl Cell {
-    /// The configuration: the cell without its repetition (what statistics group by).
+    /// The configuration: the cell without its repetition (what statistics group by):
+    /// `dataset/stream/algorithm/system/wW/bB`, with `/nP` after `wW` when it has `P > 1`
+    /// processes.
     pub fn config(&self) -> String {
-        format!("{}/{}/{}/{}/w{}/b{}", self.dataset, self.stream, self.algorithm, self.system, self.workers, self.batch)
+        let n = if self.processes > 1 { format!("/n{}", self.processes) } else { String::new() };
+        format!(
+            "{}/{}/{}/{}/w{}{}/b{}",
+            self.dataset, self.stream, self.algorithm, self.system, self.workers, n, self.batch
+        )
+    }
+
+    /// Worker threads over all processes (workers per process times processes).
+    pub fn total_workers(&self) -> usize {
+        self.workers * self.processes
     }
 }
 
@@ -308,6 +341,13 @@ impl Experiment {
         };
         let workers = positive(&file.workers, "workers", 1)?;
         let batch_sizes = positive(&file.batch_sizes, "batch_sizes", 1000)?;
+        let processes = positive(&file.processes, "processes", 1)?;
+        let memory_limit_mb = match &file.memory_limit_mb {
+            Some(m) if *m.get_ref() == 0 => {
+                return Err(err(m.span().start, "memory_limit_mb", "must be at least 1 (MiB)".into()))
+            }
+            m => m.as_ref().map(|m| *m.get_ref()),
+        };
         let repetitions = match &file.repetitions {
             Some(r) if *r.get_ref() == 0 => {
                 return Err(err(r.span().start, "repetitions", "must be at least 1".into()))
@@ -467,6 +507,12 @@ impl Experiment {
         if batch_sizes != [1000] {
             note("batch_sizes", list(&batch_sizes));
         }
+        if processes != [1] {
+            note("processes", list(&processes));
+        }
+        if let Some(m) = memory_limit_mb {
+            note("memory_limit_mb", m.to_string());
+        }
         if streams != ["insert"] {
             note("streams", format!("{streams:?}"));
         }
@@ -496,6 +542,8 @@ impl Experiment {
             warmup_epochs: file.warmup_epochs.unwrap_or(0),
             workers,
             batch_sizes,
+            processes,
+            memory_limit_mb,
             algorithms,
             systems,
             streams,
@@ -509,9 +557,11 @@ impl Experiment {
         })
     }
 
-    /// Every cell, in a fixed order (datasets × streams × algorithms × systems × workers ×
-    /// batch sizes × repetitions); streams of event times ([`TIMED`]) only over temporal datasets,
-    /// `bench:` systems only where they apply ([`super::systems::applies`]).
+    /// Every cell, in a fixed order (datasets × streams × algorithms × systems × processes ×
+    /// workers × batch sizes × repetitions); streams of event times ([`TIMED`]) only over
+    /// temporal datasets, `bench:` systems only where they apply ([`super::systems::applies`]),
+    /// more than one process only for the `ripples` system, the sequential `bench:` systems
+    /// ([`super::systems::sequential`]) with one worker only.
     pub fn cells(&self) -> Vec<Cell> {
         let mut out = Vec::new();
         for d in &self.datasets {
@@ -521,19 +571,25 @@ impl Experiment {
                 }
                 for a in &self.algorithms {
                     for sys in self.systems.iter().filter(|sys| super::systems::applies(sys, a, s)) {
-                        for &w in &self.workers {
-                            for &b in &self.batch_sizes {
-                                for r in 0..self.repetitions {
-                                    out.push(Cell {
-                                        dataset: d.name.clone(),
-                                        stream: s.clone(),
-                                        algorithm: a.clone(),
-                                        system: sys.clone(),
-                                        workers: w,
-                                        batch: b,
-                                        repetition: r,
-                                        seed: self.seed,
-                                    });
+                        let processes: Vec<usize> = if sys == RIPPLES { self.processes.clone() } else { vec![1] };
+                        let workers: Vec<usize> =
+                            if super::systems::sequential(sys) { vec![1] } else { self.workers.clone() };
+                        for &p in &processes {
+                            for &w in &workers {
+                                for &b in &self.batch_sizes {
+                                    for r in 0..self.repetitions {
+                                        out.push(Cell {
+                                            dataset: d.name.clone(),
+                                            stream: s.clone(),
+                                            algorithm: a.clone(),
+                                            system: sys.clone(),
+                                            workers: w,
+                                            processes: p,
+                                            batch: b,
+                                            repetition: r,
+                                            seed: self.seed,
+                                        });
+                                    }
                                 }
                             }
                         }

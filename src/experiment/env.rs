@@ -13,7 +13,7 @@ pub struct Environment {
     pub git_rev: String,
     /// Tracked files differ from the revision.
     pub git_dirty: bool,
-    /// `rustc --version` on the PATH.
+    /// `$RUSTC --version` of the compiler that built this binary (captured by `build.rs`).
     pub rustc: String,
     /// `debug` or `release`: how this binary was built.
     pub profile: String,
@@ -75,7 +75,7 @@ impl Environment {
         Environment {
             git_rev,
             git_dirty,
-            rustc: output("rustc", &["--version"]).unwrap_or_else(|| "unknown".into()),
+            rustc: env!("RIPPLES_RUSTC_VERSION").into(),
             profile: if cfg!(debug_assertions) { "debug" } else { "release" }.into(),
             ripples_version: env!("CARGO_PKG_VERSION").into(),
             timely_version: locked_version("timely"),
@@ -114,5 +114,15 @@ mod tests {
     fn pinned_versions_from_the_lock_file() {
         assert_eq!(super::locked_version("timely"), "0.32.0");
         assert_eq!(super::locked_version("differential-dataflow"), "0.26.0");
+    }
+
+    /// The compiler of the build, as `rustc --version` prints it.
+    #[test]
+    fn rustc_of_the_build() {
+        let rustc = super::Environment::capture().rustc;
+        assert!(
+            rustc.starts_with("rustc ") && rustc.split_whitespace().nth(1).is_some_and(|v| v.contains('.')),
+            "{rustc}"
+        );
     }
 }

@@ -78,6 +78,22 @@ pub struct Metrics {
     pub latency: Percentiles,
     /// The latency of every measured epoch, in order (the CCDF plot's data).
     pub latencies_ms: Vec<f64>,
+    /// The measured epochs' latencies as an HDR histogram (microseconds, 3 significant digits),
+    /// V2-deflate serialised and base64-encoded ([`encode_histogram`]); `report` pools the
+    /// repetitions' histograms. `None` for a `bench:` system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_histogram: Option<String>,
+    /// Windowed streams: the event-time latency of every measured epoch that closed windows
+    /// (moved the output frontier): from handing over the epoch whose event moved the watermark
+    /// past the windows' end to their results being final, in milliseconds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub event_latencies_ms: Vec<f64>,
+    /// Windowed streams: percentiles of `event_latencies_ms` (HDR histogram).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_latency: Option<Percentiles>,
+    /// Windowed streams: `event_latencies_ms` as an HDR histogram, encoded as `latency_histogram`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_latency_histogram: Option<String>,
     /// Resident memory after each epoch (the run's memory over time).
     pub rss_bytes: Vec<u64>,
     /// The child's peak resident memory (its rusage).
@@ -119,6 +135,9 @@ pub struct Record {
     pub dataset: DatasetInfo,
     /// The environment the cell ran in: code revision, toolchain, machine.
     pub env: Environment,
+    /// The address-space limit of each of the cell's processes, in MiB (`memory_limit_mb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_mb: Option<u64>,
 }
 
 /// FNV-1a, 64 bits: a stable hash (the standard library's is not stable across releases).
@@ -132,26 +151,89 @@ pub fn key(cell: &Cell, git_rev: &str, checksum: &str) -> String {
     format!("{:016x}", fnv1a(text.as_bytes()))
 }
 
-/// Percentiles of latencies via an HDR histogram (microsecond resolution, 3 significant
-/// digits, capped at the max); the max exactly.
-pub fn percentiles(latencies_ms: &[f64]) -> Percentiles {
-    if latencies_ms.is_empty() {
+/// The largest latency a histogram holds: one day, in microseconds.
+const TOP_US: u64 = 24 * 3_600_000_000;
+
+/// An HDR histogram of latencies in milliseconds, recorded in microseconds (at least 1) with 3
+/// significant digits, capped at one day.
+pub fn histogram(latencies_ms: &[f64]) -> hdrhistogram::Histogram<u64> {
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, TOP_US, 3).expect("valid histogram bounds");
+    for &l in latencies_ms {
+        h.saturating_record(((l * 1000.0).round().max(1.0) as u64).min(TOP_US));
+    }
+    h
+}
+
+/// A histogram as text: HDR V2 serialisation with deflate (the format of HdrHistogram's
+/// interval logs), base64-encoded.
+pub fn encode_histogram(h: &hdrhistogram::Histogram<u64>) -> String {
+    use base64::Engine;
+    use hdrhistogram::serialization::Serializer;
+    let mut bytes = Vec::new();
+    hdrhistogram::serialization::V2DeflateSerializer::new()
+        .serialize(h, &mut bytes)
+        .expect("serialising a histogram into memory");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The histogram [`encode_histogram`] wrote.
+pub fn decode_histogram(text: &str) -> Result<hdrhistogram::Histogram<u64>, String> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| format!("a latency histogram is not base64: {e}"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| format!("a latency histogram does not decode: {e:?}"))
+}
+
+/// Percentiles of a histogram of microseconds, each capped at `max_ms` (a bucket's highest
+/// equivalent value can pass the largest value recorded), the max `max_ms` itself.
+pub fn histogram_percentiles(h: &hdrhistogram::Histogram<u64>, max_ms: f64) -> Percentiles {
+    if h.is_empty() {
         return Percentiles::default();
     }
-    let top = 24 * 3_600_000_000u64;
-    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, top, 3).expect("valid histogram bounds");
-    for &l in latencies_ms {
-        h.saturating_record(((l * 1000.0).round().max(1.0) as u64).min(top));
-    }
-    let max_ms = latencies_ms.iter().cloned().fold(0.0, f64::max);
-    // A histogram bucket's highest equivalent value can pass the largest value recorded.
     let q = |p: f64| (h.value_at_quantile(p) as f64 / 1000.0).min(max_ms);
     Percentiles { p50_ms: q(0.50), p90_ms: Some(q(0.90)), p99_ms: q(0.99), p999_ms: Some(q(0.999)), max_ms }
 }
 
+/// Percentiles of latencies via an HDR histogram ([`histogram`]); the max exactly.
+pub fn percentiles(latencies_ms: &[f64]) -> Percentiles {
+    let max_ms = latencies_ms.iter().cloned().fold(0.0, f64::max);
+    histogram_percentiles(&histogram(latencies_ms), max_ms)
+}
+
+/// The event-time windows of a windowed stream: what [`from_stats`] needs to tell which epochs
+/// closed windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Windows {
+    /// Tumbling windows (`--tumbling SPAN`) rather than sliding ones (`--window SPAN`).
+    pub tumbling: bool,
+    /// The windows' span, in event-time units.
+    pub span: u64,
+}
+
+impl Windows {
+    /// The output frontier a watermark allows: results of times below it are final (the
+    /// watermark for sliding windows, the start of its window for tumbling ones; lateness 0).
+    pub fn frontier(&self, watermark: u64) -> u64 {
+        if self.tumbling {
+            watermark - watermark % self.span
+        } else {
+            watermark
+        }
+    }
+}
+
 /// The figures of a `--stats` file (epoch lines, then the summary line), the first `warmup`
 /// update epochs excluded. `None` if the file has no summary.
-pub fn from_stats(text: &str, warmup: u64) -> Option<Metrics> {
+///
+/// With `windows`, the event-time latencies: one per measured epoch whose watermark moved the
+/// output frontier ([`Windows::frontier`]), i.e. closed windows; its value is the epoch's latency,
+/// from handing over its updates (among them the event that moved the watermark) to the
+/// windows' results being final. The windows closed at the end of the stream (no event closes
+/// them) are not counted.
+pub fn from_stats(text: &str, warmup: u64, windows: Option<Windows>) -> Option<Metrics> {
     let mut epochs: Vec<EpochStats> = Vec::new();
     let mut summary: Option<RunSummary> = None;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -167,7 +249,23 @@ pub fn from_stats(text: &str, warmup: u64) -> Option<Metrics> {
     let latencies_ms: Vec<f64> = measured.iter().map(|e| e.latency_ms).collect();
     let updates: u64 = measured.iter().map(|e| e.updates).sum();
     let busy: f64 = latencies_ms.iter().sum::<f64>() / 1000.0;
+    let mut event_latencies_ms = Vec::new();
+    if let Some(w) = windows {
+        let mut frontier = 0;
+        for e in epochs.iter().filter(|e| e.epoch > 0) {
+            let now = w.frontier(e.watermark.unwrap_or(0));
+            if now > frontier && e.epoch > warmup {
+                event_latencies_ms.push(e.latency_ms);
+            }
+            frontier = frontier.max(now);
+        }
+    }
+    let hist = |xs: &[f64]| (!xs.is_empty()).then(|| encode_histogram(&histogram(xs)));
     Some(Metrics {
+        latency_histogram: hist(&latencies_ms),
+        event_latency: windows.map(|_| percentiles(&event_latencies_ms)),
+        event_latency_histogram: hist(&event_latencies_ms),
+        event_latencies_ms,
         load_seconds: Some(summary.load_seconds + summary.initial_seconds),
         updates_per_sec: if busy > 0.0 { updates as f64 / busy } else { 0.0 },
         updates,
@@ -196,7 +294,7 @@ mod tests {
         .join("\n");
         let summary = RunSummary { summary: true, load_seconds: 0.5, initial_seconds: 0.25, ..RunSummary::default() };
         let text = format!("{}\n{}\n", text, serde_json::to_string(&summary).unwrap());
-        let m = from_stats(&text, 1).unwrap();
+        let m = from_stats(&text, 1, None).unwrap();
         assert_eq!(m.updates, 150);
         assert_eq!(m.measured_epochs, 2);
         assert!((m.updates_per_sec - 150.0 / 0.05).abs() < 1e-6, "{}", m.updates_per_sec);
@@ -204,7 +302,53 @@ mod tests {
         assert_eq!(m.latency.max_ms, 40.0);
         assert_eq!(m.load_seconds, Some(0.75));
         assert_eq!(m.rss_bytes, vec![1, 2, 3, 4]);
-        assert!(from_stats("", 0).is_none());
+        assert!(from_stats("", 0, None).is_none());
+        assert!(m.event_latency.is_none() && m.event_latencies_ms.is_empty());
+        let h = decode_histogram(m.latency_histogram.as_deref().unwrap()).unwrap();
+        assert_eq!(h.len(), 2);
+        assert!(h.equivalent(h.min(), 10_000) && h.equivalent(h.max(), 40_000));
+    }
+
+    /// Tumbling windows of span 10: the epochs whose watermark enters a new window closed the
+    /// ones before it; warm-up epochs count for the frontier but not in the figures.
+    #[test]
+    fn event_time_latency_of_closing_epochs() {
+        let epoch = |e: u64, lat: f64, w: u64| {
+            format!(
+                r#"{{"epoch":{e},"updates":5,"latency_ms":{lat},"output_changes":0,"rss_bytes":1,"watermark":{w}}}"#
+            )
+        };
+        let lines = [
+            epoch(1, 1.0, 12), // closes [0, 10) (warm-up: not counted)
+            epoch(2, 2.0, 15), // same window
+            epoch(3, 3.0, 31), // closes [10, 20) and [20, 30)
+            epoch(4, 4.0, 39),
+            epoch(5, 5.0, 40), // closes [30, 40)
+        ];
+        let summary = serde_json::to_string(&RunSummary { summary: true, ..RunSummary::default() }).unwrap();
+        let text = format!("{}\n{summary}\n", lines.join("\n"));
+        let m = from_stats(&text, 1, Some(Windows { tumbling: true, span: 10 })).unwrap();
+        assert_eq!(m.event_latencies_ms, vec![3.0, 5.0]);
+        assert_eq!(m.event_latency.as_ref().unwrap().max_ms, 5.0);
+        let sliding = from_stats(&text, 0, Some(Windows { tumbling: false, span: 10 })).unwrap();
+        assert_eq!(sliding.event_latencies_ms, vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+        let h = decode_histogram(m.event_latency_histogram.as_deref().unwrap()).unwrap();
+        assert_eq!(h.len(), 2);
+    }
+
+    /// A histogram survives the record: encoded, written as JSON, read back, decoded, equal.
+    #[test]
+    fn histograms_round_trip_through_a_record() {
+        let xs: Vec<f64> = (1..=1000).map(|i| i as f64 * 0.37).collect();
+        let h = histogram(&xs);
+        let m = Metrics { latency_histogram: Some(encode_histogram(&h)), ..Metrics::default() };
+        let back: Metrics = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        let g = decode_histogram(back.latency_histogram.as_deref().unwrap()).unwrap();
+        assert_eq!(g, h);
+        assert_eq!(g.value_at_quantile(0.99), h.value_at_quantile(0.99));
+        assert_eq!(histogram_percentiles(&g, 370.0), percentiles(&xs));
+        assert!(decode_histogram("not base64!").is_err());
+        assert!(decode_histogram("aGVsbG8=").is_err());
     }
 
     #[test]

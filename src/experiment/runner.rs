@@ -218,65 +218,135 @@ pub fn run(exp: &Experiment, options: &RunOptions) -> Result<RunCounts, Experime
     Ok(counts)
 }
 
-/// How a child ended.
+/// How a cell's child processes ended.
 struct Ended {
-    /// Exit code, or the negated signal number.
+    /// The first failing process's exit code or negated signal number (0 when all succeeded).
     status: i32,
     timed_out: bool,
     wall: f64,
+    /// User and system CPU seconds, summed over the processes.
     user: f64,
     system: f64,
+    /// The sum of the processes' peak resident memory.
     max_rss_bytes: u64,
 }
 
-/// Runs `argv` with stdout and stderr to `log`, killing its process group at `timeout`.
-fn spawn_and_wait(argv: &[String], log: &Path, timeout: Duration) -> Result<Ended, String> {
-    let log_file = std::fs::File::create(log).map_err(|e| format!("cannot create {}: {}", log.display(), e))?;
-    let err_file = log_file.try_clone().map_err(|e| e.to_string())?;
+/// Runs every command line of `argvs` (the processes of one cell), each with stdout and stderr
+/// to its log, all in one process group (the first one's), under `memory_limit_mb` of address
+/// space each. The group is killed at `timeout`, or as soon as one process fails (its peers
+/// would wait for it forever).
+fn spawn_and_wait(
+    argvs: &[Vec<String>],
+    logs: &[PathBuf],
+    timeout: Duration,
+    memory_limit_mb: Option<u64>,
+) -> Result<Ended, String> {
     let started = Instant::now();
-    let child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(log_file)
-        .stderr(err_file)
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start {:?}: {}", argv[0], e))?;
-    let pid = child.id() as libc::pid_t;
-    let mut timed_out = false;
-    let mut status: libc::c_int = 0;
-    // SAFETY: rusage is plain data; wait4 and kill are called with a pid this process spawned.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        let flags = if timed_out { 0 } else { libc::WNOHANG };
-        let r = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
-        if r == pid {
-            break;
+    let mut pids: Vec<libc::pid_t> = Vec::new();
+    let mut group: libc::pid_t = 0;
+    let kill_group = |group: libc::pid_t| {
+        if group > 0 {
+            // SAFETY: kill with the process group of children this process spawned.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
         }
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
+    };
+    for (argv, log) in argvs.iter().zip(logs) {
+        let log_file = std::fs::File::create(log).map_err(|e| format!("cannot create {}: {}", log.display(), e))?;
+        let err_file = log_file.try_clone().map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(log_file).stderr(err_file).process_group(group);
+        if let Some(mb) = memory_limit_mb {
+            let bytes = (mb as libc::rlim_t).saturating_mul(1024 * 1024);
+            // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+                    if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        match cmd.spawn() {
+            Ok(child) => {
+                let pid = child.id() as libc::pid_t;
+                if group == 0 {
+                    group = pid;
+                }
+                pids.push(pid);
+            }
+            Err(e) => {
+                kill_group(group);
+                for &pid in &pids {
+                    let mut status = 0;
+                    // SAFETY: reaping a child this process spawned.
+                    unsafe { libc::waitpid(pid, &mut status, 0) };
+                }
+                return Err(format!("cannot start {:?}: {}", argv[0], e));
+            }
+        }
+    }
+    let mut timed_out = false;
+    let mut killed = false;
+    let mut first_failure = 0;
+    let (mut user, mut system, mut max_rss_bytes) = (0.0, 0.0, 0u64);
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let mut pending = pids.clone();
+    while !pending.is_empty() {
+        let mut progressed = false;
+        let mut i = 0;
+        while i < pending.len() {
+            let pid = pending[i];
+            let mut status: libc::c_int = 0;
+            // SAFETY: rusage is plain data; wait4 is called with a pid this process spawned.
+            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+            if r == pid {
+                progressed = true;
+                pending.swap_remove(i);
+                user += secs(usage.ru_utime);
+                system += secs(usage.ru_stime);
+                max_rss_bytes += usage.ru_maxrss as u64 * 1024;
+                let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -libc::WTERMSIG(status) };
+                if code != 0 && first_failure == 0 && !killed {
+                    first_failure = code;
+                }
+                if code != 0 && !killed {
+                    killed = true;
+                    kill_group(group);
+                }
                 continue;
             }
-            return Err(format!("wait4: {e}"));
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    kill_group(group);
+                    return Err(format!("wait4: {e}"));
+                }
+            }
+            i += 1;
         }
-        if started.elapsed() >= timeout {
+        if !killed && started.elapsed() >= timeout {
             timed_out = true;
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
-            continue;
+            killed = true;
+            kill_group(group);
         }
-        std::thread::sleep(Duration::from_millis(5));
+        if !progressed {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -libc::WTERMSIG(status) };
-    Ok(Ended {
-        status: code,
-        timed_out,
-        wall: started.elapsed().as_secs_f64(),
-        user: secs(usage.ru_utime),
-        system: secs(usage.ru_stime),
-        max_rss_bytes: usage.ru_maxrss as u64 * 1024,
-    })
+    Ok(Ended { status: first_failure, timed_out, wall: started.elapsed().as_secs_f64(), user, system, max_rss_bytes })
+}
+
+/// `processes` free loopback ports, one per process of a cell (bound to port 0 and released;
+/// each cell asks again).
+fn free_ports(processes: usize) -> Result<Vec<u16>, String> {
+    let listeners: Vec<std::net::TcpListener> = (0..processes)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("cannot find a free loopback port: {e}"))?;
+    listeners.iter().map(|l| l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())).collect()
 }
 
 /// The command line of a cell.
@@ -362,6 +432,26 @@ fn run_cell(
         .map_err(|e| ExperimentError::Io(format!("cannot create {}: {}", dir.display(), e)))?;
     let (output, stats, log) = (dir.join("output.txt"), dir.join("stats.jsonl"), dir.join("log.txt"));
     let argv = command(exp, cell, exe, files, &output, &stats);
+    // Several processes: the same command line with `-n P -p I --hostfile H` (ports of this
+    // cell's own); process 0 writes the output and the stats.
+    let mut argvs = vec![argv.clone()];
+    let mut logs = vec![log.clone()];
+    if cell.processes > 1 {
+        let ports = free_ports(cell.processes).map_err(ExperimentError::Io)?;
+        let hostfile = dir.join("hosts.txt");
+        let hosts: String = ports.iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
+        std::fs::write(&hostfile, hosts)
+            .map_err(|e| ExperimentError::Io(format!("cannot write {}: {}", hostfile.display(), e)))?;
+        argvs.clear();
+        logs.clear();
+        for i in 0..cell.processes {
+            let mut a = argv.clone();
+            a.extend(["-n".into(), cell.processes.to_string(), "-p".into(), i.to_string()]);
+            a.extend(["--hostfile".into(), hostfile.display().to_string()]);
+            argvs.push(a);
+            logs.push(if i == 0 { log.clone() } else { dir.join(format!("log.{i}.txt")) });
+        }
+    }
     let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let mut rec = Record {
         key,
@@ -369,7 +459,7 @@ fn run_cell(
         cell: cell.clone(),
         status: Status::Ok,
         failure: None,
-        command: argv.clone(),
+        command: argvs[0].clone(),
         started_unix,
         wall_seconds: 0.0,
         timeout_secs: exp.timeout_secs,
@@ -377,22 +467,49 @@ fn run_cell(
         metrics: None,
         dataset: dataset.clone(),
         env: env.clone(),
+        memory_limit_mb: exp.memory_limit_mb,
     };
-    let ended = match spawn_and_wait(&argv, &log, Duration::from_secs_f64(exp.timeout_secs)) {
-        Ok(e) => e,
-        Err(problem) => {
-            rec.status = Status::Incomplete;
-            rec.failure = Some(problem);
-            return Ok(rec);
+    let timeout = Duration::from_secs_f64(exp.timeout_secs);
+    let mut attempt = 0;
+    let ended = loop {
+        let ended = match spawn_and_wait(&argvs, &logs, timeout, exp.memory_limit_mb) {
+            Ok(e) => e,
+            Err(problem) => {
+                rec.status = Status::Incomplete;
+                rec.failure = Some(problem);
+                return Ok(rec);
+            }
+        };
+        // A port picked for the processes was taken by someone else before they bound it: the
+        // cell has not run; once more on other ports.
+        let taken =
+            || logs.iter().any(|l| std::fs::read_to_string(l).is_ok_and(|t| t.contains("Address already in use")));
+        if cell.processes > 1 && ended.status != 0 && attempt == 0 && taken() {
+            attempt += 1;
+            let ports = free_ports(cell.processes).map_err(ExperimentError::Io)?;
+            let hosts: String = ports.iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
+            let hostfile = dir.join("hosts.txt");
+            std::fs::write(&hostfile, hosts)
+                .map_err(|e| ExperimentError::Io(format!("cannot write {}: {}", hostfile.display(), e)))?;
+            continue;
         }
+        break ended;
     };
     rec.wall_seconds = ended.wall;
-    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    let log_text: String = logs.iter().map(|l| std::fs::read_to_string(l).unwrap_or_default()).collect();
     let last_line = || log_text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+    // Out of memory: Rust's allocation failure message, or (under a limit) an mmap or thread
+    // start refused for want of memory.
+    let out_of_memory = log_text.contains("memory allocation of")
+        || (exp.memory_limit_mb.is_some()
+            && ended.status != 0
+            && (log_text.contains("Cannot allocate memory") || log_text.contains("os error 12")));
     let (status, failure) = if ended.timed_out {
         (Status::Timeout, Some(format!("killed at the timeout of {}s", exp.timeout_secs)))
-    } else if log_text.contains("memory allocation of") {
-        (Status::Oom, Some(last_line()))
+    } else if out_of_memory {
+        let limit = exp.memory_limit_mb.map(|m| format!(" (limit {m} MiB)")).unwrap_or_default();
+        let line = log_text.lines().find(|l| l.contains("memory allocation of") || l.contains("os error 12"));
+        (Status::Oom, Some(format!("{}{}", line.map(str::to_string).unwrap_or_else(last_line), limit)))
     } else if ended.status == -libc::SIGKILL {
         (Status::Oom, Some("killed by SIGKILL (not by the experiment: the kernel's OOM killer?)".into()))
     } else if ended.status < 0 {
@@ -408,7 +525,7 @@ fn run_cell(
     let bench_metrics = || stats_text.as_deref().and_then(|t| serde_json::from_str::<Metrics>(t.trim()).ok());
     let mut metrics = stats_text
         .as_deref()
-        .and_then(|t| record::from_stats(t, exp.warmup_epochs))
+        .and_then(|t| record::from_stats(t, exp.warmup_epochs, windows(exp, cell)))
         .or_else(|| cell.system.starts_with(super::systems::PREFIX).then(bench_metrics).flatten())
         .unwrap_or_else(|| Metrics {
             // Without a stats file: the whole stream over the wall time.
@@ -441,6 +558,15 @@ fn run_cell(
     rec.metrics = Some(metrics);
     let _ = std::fs::remove_file(&output);
     Ok(rec)
+}
+
+/// The event-time windows of a cell's stream, if it has any.
+fn windows(exp: &Experiment, cell: &Cell) -> Option<record::Windows> {
+    match cell.stream.as_str() {
+        "event-sliding" => Some(record::Windows { tumbling: false, span: exp.stream.span }),
+        "event-tumbling" => Some(record::Windows { tumbling: true, span: exp.stream.span }),
+        _ => None,
+    }
 }
 
 /// The distinct configurations among records (cells without their repetition).

@@ -25,6 +25,15 @@ pub fn names() -> Vec<String> {
     bench::system::names().into_iter().filter(|n| *n != "ripples-window").map(|n| format!("{PREFIX}{n}")).collect()
 }
 
+/// The bench systems that run on one thread whatever `-w` says: the sequential baselines of a
+/// COST figure.
+pub const SEQUENTIAL: &[&str] = &["uf-hash", "uf-dense", "recompute"];
+
+/// Whether `system` (with its prefix) is a sequential bench system ([`SEQUENTIAL`]).
+pub fn sequential(system: &str) -> bool {
+    system.strip_prefix(PREFIX).is_some_and(|n| SEQUENTIAL.contains(&n))
+}
+
 /// Stream kinds whose updates only insert.
 fn insert_only(stream: &str) -> bool {
     matches!(stream, "insert" | "insert-random" | "timestamp" | "bulk")
@@ -97,4 +106,16 @@ pub fn child_main(
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sequential_systems_exist() {
+        for s in super::SEQUENTIAL {
+            assert!(super::names().contains(&format!("bench:{s}")), "{s}");
+            assert!(super::sequential(&format!("bench:{s}")));
+        }
+        assert!(!super::sequential("ripples") && !super::sequential("bench:ripples") && !super::sequential("uf-hash"));
+    }
 }
