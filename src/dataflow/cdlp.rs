@@ -112,11 +112,13 @@ pub fn cdlp<'a>(input: GraphInput<'a>, iterations: u32, undirected: bool) -> Res
 ///         // Directed: 1 -> 3, 2 -> 3, 3 -> 4; and the isolated vertex 7.
 ///         let (_, arcs) = scope.new_collection_from(vec![(1u64, 3u64), (2, 3), (3, 4)]);
 ///         let (_, vertices) = scope.new_collection_from(vec![1u64, 2, 3, 4, 7]);
-///         labels(arcs, vertices, 1, false).inspect(move |(label, _, _)| sink.lock().unwrap().push(*label));
+///         labels(arcs, vertices, 1, false).inspect(move |(label, _, diff)| sink.lock().unwrap().push((*label, *diff)));
 ///     });
 /// });
+/// // Consolidated: records the dataflow retracts again within the epoch cancel out.
 /// let mut seen = seen.lock().unwrap().clone();
-/// seen.sort();
+/// differential_dataflow::consolidation::consolidate(&mut seen);
+/// let seen: Vec<(u64, u64)> = seen.into_iter().map(|(label, diff)| { assert_eq!(diff, 1); label }).collect();
 /// // One round: 3 sees {1, 2, 4} (a tie, the smallest wins), the others see only 3.
 /// assert_eq!(seen, vec![(1, 3), (2, 3), (3, 1), (4, 3), (7, 7)]);
 /// ```
@@ -165,11 +167,13 @@ where
 ///         let index = arcs.arrange_by_key();
 ///         // Labels and clustering coefficients over the one index.
 ///         let _lcc = coefficients_arranged(index.clone(), vertices.clone());
-///         labels_arranged(index, vertices, 5).inspect(move |(label, _, _)| sink.lock().unwrap().push(*label));
+///         labels_arranged(index, vertices, 5).inspect(move |(label, _, diff)| sink.lock().unwrap().push((*label, *diff)));
 ///     });
 /// });
+/// // Consolidated: records the dataflow retracts again within the epoch cancel out.
 /// let mut seen = seen.lock().unwrap().clone();
-/// seen.sort();
+/// differential_dataflow::consolidation::consolidate(&mut seen);
+/// let seen: Vec<(u64, u64)> = seen.into_iter().map(|(label, diff)| { assert_eq!(diff, 1); label }).collect();
 /// let edges = oracle::symmetrize(&[(1, 2, 1.0), (2, 3, 1.0), (1, 3, 1.0), (4, 5, 1.0), (5, 6, 1.0), (4, 6, 1.0), (3, 4, 1.0)]);
 /// let want: Vec<(u64, u64)> = oracle::cdlp(&oracle::vertex_set([], &edges), &edges, 5).into_iter().collect();
 /// assert_eq!(seen, want);

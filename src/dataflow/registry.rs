@@ -42,7 +42,7 @@
 //!         let shared = input.lookup::<ArrangedPairs<u64>>(EDGES_UNDIRECTED).unwrap();
 //!         shared.as_collection(|s, _d| *s).count().inspect(move |((v, n), _, _)| sink.lock().unwrap().push((*v, *n)));
 //!         // A name nobody registered is an error, not a panic.
-//!         let missing = input.lookup::<ArrangedPairs<u64>>("edges.typo").unwrap_err();
+//!         let missing = input.lookup::<ArrangedPairs<u64>>("edges.typo").err().unwrap();
 //!         assert!(matches!(missing, RegistryError::Unknown { .. }));
 //!     });
 //! });
@@ -120,13 +120,31 @@ pub enum RegistryError {
         /// The name asked for.
         name: String,
         /// The type registered under it.
-        registered: &'static str,
+        registered: String,
         /// The type asked for.
-        requested: &'static str,
+        requested: String,
     },
     /// An arrangement is already registered under this name.
     #[error("a shared arrangement named '{0}' is already registered")]
     Taken(String),
+}
+
+/// A trace type's name without module paths: `Spine<Rc<OrdValBatch<Vector<((u64, u64), u64, isize)>>>>`.
+fn type_name<Tr>() -> String {
+    let full = std::any::type_name::<Tr>();
+    let mut short = String::with_capacity(full.len());
+    let mut path = String::new();
+    for c in full.chars() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            path.push(c);
+        } else {
+            short.push_str(path.rsplit("::").next().unwrap_or_default());
+            path.clear();
+            short.push(c);
+        }
+    }
+    short.push_str(path.rsplit("::").next().unwrap_or_default());
+    short
 }
 
 fn list(names: &[String]) -> String {
@@ -140,7 +158,7 @@ fn list(names: &[String]) -> String {
 /// One registered arrangement: its trace agent, type-erased, and the arrangement's type name.
 struct Entry {
     agent: Box<dyn Any>,
-    type_name: &'static str,
+    type_name: String,
 }
 
 /// The registry of one dataflow: trace agents by name.
@@ -165,7 +183,7 @@ impl Registry {
         if self.entries.contains_key(name) {
             return Err(RegistryError::Taken(name.to_string()));
         }
-        let entry = Entry { agent: Box::new(arranged.trace.clone()), type_name: std::any::type_name::<Tr>() };
+        let entry = Entry { agent: Box::new(arranged.trace.clone()), type_name: type_name::<Tr>() };
         self.entries.insert(name.to_string(), entry);
         Ok(())
     }
@@ -187,8 +205,8 @@ impl Registry {
         })?;
         entry.agent.downcast_ref::<TraceAgent<Tr>>().cloned().ok_or_else(|| RegistryError::WrongType {
             name: name.to_string(),
-            registered: entry.type_name,
-            requested: std::any::type_name::<Tr>(),
+            registered: entry.type_name.clone(),
+            requested: type_name::<Tr>(),
         })
     }
 }

@@ -121,11 +121,13 @@ pub fn scc<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
 ///         // The cycle 5 -> 6 -> 7 -> 5, the edge 7 -> 8, and the self-loop 9 -> 9.
 ///         let (_, edges) = scope.new_collection_from(vec![(5u64, 6u64), (6, 7), (7, 5), (7, 8), (9, 9)]);
 ///         let (_, vertices) = scope.new_collection_from(vec![5u64, 6, 7, 8, 9]);
-///         strong_components(edges, vertices).inspect(move |(label, _, _)| sink.lock().unwrap().push(*label));
+///         strong_components(edges, vertices).inspect(move |(label, _, diff)| sink.lock().unwrap().push((*label, *diff)));
 ///     });
 /// });
+/// // Consolidated: records the dataflow retracts again within the epoch cancel out.
 /// let mut seen = seen.lock().unwrap().clone();
-/// seen.sort();
+/// differential_dataflow::consolidation::consolidate(&mut seen);
+/// let seen: Vec<(u64, u64)> = seen.into_iter().map(|(label, diff)| { assert_eq!(diff, 1); label }).collect();
 /// assert_eq!(seen, vec![(5, 5), (6, 5), (7, 5), (8, 8), (9, 9)]);
 /// ```
 pub fn strong_components<'a, T>(
@@ -167,11 +169,13 @@ where
 ///         let into = edges.map(|(s, d)| (d, s)).arrange_by_key();
 ///         // PageRank reads the same forward index.
 ///         let _ranks = ranks_arranged(out.clone(), vertices.clone(), 3, 0.85);
-///         strong_components_arranged(out, into, vertices).inspect(move |(label, _, _)| sink.lock().unwrap().push(*label));
+///         strong_components_arranged(out, into, vertices).inspect(move |(label, _, diff)| sink.lock().unwrap().push((*label, *diff)));
 ///     });
 /// });
+/// // Consolidated: records the dataflow retracts again within the epoch cancel out.
 /// let mut seen = seen.lock().unwrap().clone();
-/// seen.sort();
+/// differential_dataflow::consolidation::consolidate(&mut seen);
+/// let seen: Vec<(u64, u64)> = seen.into_iter().map(|(label, diff)| { assert_eq!(diff, 1); label }).collect();
 /// assert_eq!(seen, vec![(1, 1), (2, 1), (3, 3), (4, 3), (5, 3)]);
 /// ```
 pub fn strong_components_arranged<'a, T>(
