@@ -457,6 +457,9 @@ impl Job {
 
     /// Submits any update (with its event time in windowed jobs).
     pub fn submit(&mut self, update: Update, time: Option<Time>) -> Result<(), JobError> {
+        if !self.embedded {
+            return self.flush();
+        }
         self.pending.push(Submission::Update(update, time));
         if self.pending.len() >= CHUNK {
             self.flush()?;
