@@ -9,19 +9,22 @@
 //! result. Vertex ids are full `u64`.
 //!
 //! **How.** Two stages.
-//! 1. The edges inside components, from differential dataflow's
-//!    [`strongly_connected_at`](differential_dataflow::algorithms::graphs::scc::strongly_connected_at): an outer iteration alternately trims the edge set with
-//!    forward and backward min-label reachability (an edge `(u, v)` stays only while `u` and `v`
-//!    get the same smallest label reaching them along the remaining edges, forwards and then
-//!    backwards); its fixed point is exactly the set of intra-component edges. Labels are
-//!    introduced smallest first (prioritised propagation).
+//! 1. The edges inside components, as in differential dataflow's
+//!    [`strongly_connected_at`](differential_dataflow::algorithms::graphs::scc::strongly_connected_at)
+//!    (here over the shared edge indexes, see [`strong_components_arranged`]): an outer iteration
+//!    alternately trims the edge set with forward and backward min-label reachability (an edge
+//!    `(u, v)` stays only while `u` and `v` get the same smallest label reaching them along the
+//!    remaining edges, forwards and then backwards); its fixed point is exactly the set of
+//!    intra-component edges. Labels are introduced smallest first (prioritised propagation).
 //! 2. Label propagation along those intra-component edges from every vertex of the vertex set,
 //!    keeping minima ([`propagate_at`]): inside a component every vertex reaches every other, so
 //!    the smallest id floods it; no edge leaves a component, so nothing else arrives.
 //!
-//! **Cost.** State: the distinct edge set, the edge and label arrangements of each trim stage
-//! (a few records per edge and per vertex, per outer round in which they change) and the label
-//! propagation of stage 2 (an arrangement of intra-component edges and one label per vertex).
+//! **Cost.** State: the distinct edge set arranged by source and by destination (shared with the
+//! run's other users of [`GraphInput::arranged_edge_set`]), the label arrangements and join
+//! state of each trim stage (a few records per edge and per vertex, per outer round in which
+//! they change) and the label propagation of stage 2 (an arrangement of intra-component edges
+//! and one label per vertex).
 //! An update's work is proportional to the labels that change in the trims and their degrees:
 //! * an insertion between two components that creates no cycle changes two reachability labels
 //!   at most downstream of its head, and nothing in stage 2;
