@@ -21,13 +21,12 @@
 //! ranks `(v, PR_{i-1}(v))` and computes
 //! * each non-sink's share `PR_{i-1}(u) / |Nout(u)|` (a join with the arranged out-degrees), as
 //!   an exact **fixed-point integer** (`PR` truncated to a multiple of 2^-96, integer-divided by
-//!   the out-degree), the record `(u, share)`;
+//!   the out-degree) carried as the *multiplicity* (an `i128`) of the record `u`;
 //! * the incoming sum of every vertex: the shares joined with the arranged edge set (the shared
-//!   index of [`GraphInput::arranged_edge_set`], which other algorithms of the run read too),
-//!   each `(v, share)` received turned into the record `v` with the share as its *multiplicity*
-//!   (`i128`), and counted per destination. A changed share travels as a retraction and an
-//!   insertion per out-edge, and the count accumulates exact integers, so no float is ever
-//!   accumulated;
+//!   index of [`GraphInput::arranged_edge_set`], which other algorithms of the run read too; its
+//!   `isize` counts multiply into the shares) and counted per destination. A changed share
+//!   travels as one record per out-edge carrying the *difference* of the integers, and the count
+//!   accumulates exact integers, so no float is ever accumulated;
 //! * the global term: a `reduce` over the single key `()` that sees `n` and every sink's rank
 //!   and sums the sinks' ranks (as `f64`, in ascending vertex order) from its complete input;
 //! * `PR_i(v)` from the incoming sum (rounded once to `f64`) and the global term (a join with
@@ -47,13 +46,13 @@
 //! incoming counts (one record per vertex each), the global-term join (one record per vertex)
 //! and the sinks' ranks in the global `reduce`; shared by all stages: the arranged edge set, the
 //! out-degrees and the sink set. Per epoch, a stage does work proportional to the vertices whose
-//! rank changed in the previous stage, times their out-degrees (two records per out-edge each),
+//! rank changed in the previous stage, times their out-degrees (one record per out-edge each),
 //! plus the vertices whose incoming sum or rank changed. An insertion or deletion `(u, v)`
 //! changes `|Nout(u)|` (so every share `u` sends), possibly the sink set, and possibly `n`; its
 //! effect spreads one hop per stage. But PageRank inherently changes **every** vertex's value
 //! whenever `n` or the sink mass changes — and the sink mass changes with almost any update,
 //! since a change anywhere reaches some sink within a few hops — so in practice every epoch
-//! re-derives all `n` ranks in every stage and sends a change along every edge:
+//! re-derives all `n` ranks in every stage and sends a difference along every edge:
 //! `O(iterations · (|V| + |E|))` work per epoch, almost independent of the batch size. What the
 //! dataflow saves over recomputation is in batching and in avoiding re-sorting the graph, not
 //! in confining an update's effect.
@@ -86,6 +85,7 @@
 //! }
 //! ```
 
+use differential_dataflow::difference::{Abelian, IsZero, Monoid, Multiply, Semigroup};
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::trace::implementations::{KeySpine, ValBuilder, ValSpine};
@@ -164,15 +164,52 @@ fn from_fixed(x: i128) -> f64 {
     x as f64 * 2f64.powi(-FIXED_BITS)
 }
 
-/// A collection with its `isize` multiplicities scaled by `weight(record)` into `i128`.
+/// A fixed-point multiplicity: an exact `i128` sum of shares. A share record joined with the
+/// (`isize`-counted) shared edge index multiplies into one, so a changed share travels along an
+/// out-edge as one record carrying the difference.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+struct Fixed(i128);
+
+impl IsZero for Fixed {
+    fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl Semigroup for Fixed {
+    fn plus_equals(&mut self, rhs: &Self) {
+        self.0 += rhs.0;
+    }
+}
+
+impl Monoid for Fixed {
+    fn zero() -> Self {
+        Fixed(0)
+    }
+}
+
+impl Abelian for Fixed {
+    fn negate(&mut self) {
+        self.0 = -self.0;
+    }
+}
+
+impl Multiply<Diff> for Fixed {
+    type Output = Fixed;
+    fn multiply(self, rhs: &Diff) -> Fixed {
+        Fixed(self.0 * *rhs as i128)
+    }
+}
+
+/// A collection with its `isize` multiplicities scaled by `weight(record)` into [`Fixed`].
 fn weighted<'a, T: Timestamp, D: ExchangeData>(
     collection: VecCollection<'a, T, D, Diff>,
     weight: impl Fn(&D) -> i128 + 'static,
-) -> VecCollection<'a, T, D, i128> {
+) -> VecCollection<'a, T, D, Fixed> {
     collection
         .inner
         .map(move |(d, t, r)| {
-            let w = weight(&d) * r as i128;
+            let w = Fixed(weight(&d) * r as i128);
             (d, t, w)
         })
         .as_collection()
@@ -235,7 +272,7 @@ where
 /// [`EDGES_UNDIRECTED`](super::registry::EDGES_UNDIRECTED). The out-degrees are a `reduce` of the
 /// arrangement itself, and every stage's shares are joined with it: the arcs are never copied or
 /// re-indexed. Semantics and cost as in the module docs (exact fixed-point sums; a changed share
-/// travels as a retraction and an insertion per out-edge).
+/// travels as one record per out-edge carrying the difference).
 ///
 /// ```
 /// use std::sync::{Arc, Mutex};
@@ -298,17 +335,20 @@ where
 
     for _ in 0..iterations {
         let ranks_arr: Arr<'a, Node, u64, T> = ranks.arrange_by_key();
-        // `(u, PR(u)/|Nout(u)|)` in fixed point.
-        let shares = ranks_arr
-            .clone()
-            .join_core(outdeg.clone(), |u, r, deg| Some((*u, to_fixed(f64::from_bits(*r)) / *deg as i128)));
-        // Every out-neighbour `v` of `u` gets the record `v` with multiplicity `u`'s share.
-        let received = shares.join_core(arcs.clone(), |_u, share, v| Some((*v, *share)));
-        let incoming = weighted(received, |&(_, share)| share)
-            .map(|(v, _)| v)
+        // `(u, ())` with multiplicity `PR(u)/|Nout(u)|` in fixed point.
+        let shares = weighted(
+            ranks_arr
+                .clone()
+                .join_core(outdeg.clone(), |u, r, deg| Some(((*u, ()), to_fixed(f64::from_bits(*r)) / *deg as i128))),
+            |&(_, share)| share,
+        )
+        .map(|(u, _)| u);
+        // Every out-neighbour `v` of `u` gets the record `v` with `u`'s share as multiplicity.
+        let incoming = shares
+            .join_core(arcs.clone(), |_u, (), v| Some(*v))
             .concat(unit.clone())
             .count_core::<Diff>()
-            .map(|(v, acc)| (v, acc - 1));
+            .map(|(v, acc)| (v, acc.0 - 1));
         let global = ranks_arr
             .join_core(sinks.clone(), |w, r, ()| Some(((), (1u8, *w, *r))))
             .concat(n_entry.clone())
