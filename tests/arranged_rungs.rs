@@ -172,7 +172,7 @@ fn wrong_names_and_types_are_clear_errors() {
             let arranged = input.edges.clone().map(|(s, d, _)| (s, d)).arrange_by_key();
             assert_eq!(input.register(EDGES_UNDIRECTED, &arranged), Err(RegistryError::Taken(EDGES_UNDIRECTED.into())));
             input.register("pairs", &arranged).expect("a free name");
-            let taken = input.register("pairs", &arranged).err().expect("an error");
+            let taken = input.register("pairs", &arranged).expect_err("a taken name");
             assert_eq!(taken.to_string(), "a shared arrangement named 'pairs' is already registered");
             // A user's name is listed among the known ones.
             let RegistryError::Unknown { known, .. } =

@@ -7,6 +7,9 @@ use ripples::driver::{Layout, RunError, RunOptions, Source};
 use ripples::job::{Job, JobError};
 use ripples::live::{LiveConfig, LiveInput};
 
+/// One change: key, value, diff.
+type Change = (u64, u64, isize);
+
 fn follow(path: &std::path::Path, workers: usize) -> RunOptions {
     let live = LiveConfig { workers, ..LiveConfig::new(LiveInput::Follow(path.to_path_buf())) };
     RunOptions { layout: Layout::threads(workers), source: Source::Live(live), ..RunOptions::default() }
@@ -26,7 +29,7 @@ fn a_job_follows_a_file_and_ends_with_it() {
     let changes = job.take_changes().expect("a changes channel");
     let report = job.finish().expect("the run").expect("process 0 reports");
     assert_eq!(report.summary.updates, 5);
-    let epochs: Vec<(u64, Vec<(u64, u64, isize)>)> = changes
+    let epochs: Vec<(u64, Vec<Change>)> = changes
         .iter()
         .map(|e| (e.epoch, e.of("wcc").unwrap().iter().map(|c| (c.key, c.value, c.diff as isize)).collect()))
         .collect();
