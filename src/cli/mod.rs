@@ -360,7 +360,7 @@ pub fn run_jobs(
     let mut restarts = 0;
     let report = loop {
         let attempt = algorithms.iter().map(|a| Box::new(a.clone()) as Box<dyn dataflow::Algorithm>).collect();
-        match driver::run_many(served.attach(job.options()?), attempt) {
+        match run_attempt(served.attach(job.options()?), attempt) {
             Err(e) if restarts < job.restart && restartable(&e) => {
                 restarts += 1;
                 eprintln!("ripples: error: {}", e);
@@ -378,6 +378,24 @@ pub fn run_jobs(
     }
     served.end();
     Ok(report)
+}
+
+/// One run: live input through a [`Job`](crate::job::Job) reading the configured transport
+/// (stdin, TCP producers, a followed file), which waits for its input to end; file input
+/// straight through the driver.
+fn run_attempt(
+    options: RunOptions,
+    algorithms: Vec<Box<dyn dataflow::Algorithm>>,
+) -> Result<Option<driver::RunReport>, RunError> {
+    if !matches!(options.source, Source::Live(_)) {
+        return driver::run_many(options, algorithms);
+    }
+    let builder = algorithms.into_iter().fold(crate::job::Job::builder(), |b, a| b.algorithm(a));
+    let job = builder.run_options(options).without_results().start().map_err(|e| match e {
+        crate::job::JobError::Run(e) => e,
+        other => RunError::Other(other.to_string()),
+    })?;
+    job.finish()
 }
 
 /// `--listen`'s address: a bare port binds 127.0.0.1.

@@ -56,11 +56,11 @@
 //! ```
 
 use differential_dataflow::lattice::Lattice;
-use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
-use differential_dataflow::trace::implementations::ValSpine;
 use differential_dataflow::VecCollection;
 use timely::progress::Timestamp;
 
+use super::registry::{keys, Orientation};
+use super::wcc::ArrangedPairs;
 use super::{Algorithm, GraphInput, ResultCollection};
 use crate::types::{Diff, Node};
 
@@ -83,15 +83,45 @@ impl Algorithm for Cdlp {
 }
 
 /// Builds the CDLP dataflow: `(vertex, label after `iterations` iterations)` for every vertex of
-/// the vertex set.
+/// the vertex set. Undirected, it reads the shared arranged edge set
+/// ([`GraphInput::arranged_edge_set`]); directed, it arranges its own neighbour relation (arcs
+/// in both directions, a two-way neighbour counted twice).
 pub fn cdlp<'a>(input: GraphInput<'a>, iterations: u32, undirected: bool) -> ResultCollection<'a> {
-    labels(input.edge_set(undirected).filter(|(s, d)| s != d), input.vertex_set(), iterations, undirected)
+    if undirected {
+        labels_arranged(input.arranged_edge_set(Orientation::Undirected), input.vertex_set(), iterations)
+    } else {
+        labels(input.edge_set(false).filter(|(s, d)| s != d), input.vertex_set(), iterations, false)
+    }
 }
 
 /// **The collection rung**: CDLP labels after `iterations` iterations for every vertex of
 /// `vertices`, over `arcs` — a *set* of `(src, dst)` pairs without self-loops (each once: use
 /// `distinct`), symmetric when `undirected` — at any timestamp `T`. Semantics and cost as in the
-/// module docs.
+/// module docs. Builds the neighbour relation (for a directed graph: the arcs and their
+/// reversals, so that `Nin ⊎ Nout` is counted), arranges it and calls [`labels_arranged`].
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::cdlp::labels;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         // Directed: 1 -> 3, 2 -> 3, 3 -> 4; and the isolated vertex 7.
+///         let (_, arcs) = scope.new_collection_from(vec![(1u64, 3u64), (2, 3), (3, 4)]);
+///         let (_, vertices) = scope.new_collection_from(vec![1u64, 2, 3, 4, 7]);
+///         labels(arcs, vertices, 1, false).inspect(move |(label, _, diff)| sink.lock().unwrap().push((*label, *diff)));
+///     });
+/// });
+/// // Consolidated: records the dataflow retracts again within the epoch cancel out.
+/// let mut seen = seen.lock().unwrap().clone();
+/// differential_dataflow::consolidation::consolidate(&mut seen);
+/// let seen: Vec<(u64, u64)> = seen.into_iter().map(|(label, diff)| { assert_eq!(diff, 1); label }).collect();
+/// // One round: 3 sees {1, 2, 4} (a tie, the smallest wins), the others see only 3.
+/// assert_eq!(seen, vec![(1, 3), (2, 3), (3, 1), (4, 3), (7, 7)]);
+/// ```
 pub fn labels<'a, T>(
     arcs: VecCollection<'a, T, (Node, Node), Diff>,
     vertices: VecCollection<'a, T, Node, Diff>,
@@ -107,8 +137,59 @@ where
     // `(u, v)`: the label of `u` counts at `v`. An arc `s -> d` puts `s` in `Nin(d)` and `d` in
     // `Nout(s)`. Undirected arcs are already symmetric: one record per neighbour suffices.
     let counted = if undirected { arcs } else { arcs.clone().concat(arcs.map(|(s, d)| (d, s))) };
-    let active = counted.clone().map(|(u, _)| u).distinct();
-    let counted: Arranged<'a, TraceAgent<ValSpine<Node, Node, T, Diff>>> = counted.arrange_by_key();
+    labels_arranged(counted.arrange_by_key_named("Arrange: counted"), vertices, iterations)
+}
+
+/// **The arranged rung**: [`labels`] over the neighbour relation already arranged: `u → v`
+/// whenever `u`'s label counts at `v`, one record per count — for an undirected graph the
+/// symmetric edge set ([`GraphInput::arranged_edge_set`]`(Orientation::Undirected)`, the
+/// registry's [`EDGES_UNDIRECTED`](super::registry::EDGES_UNDIRECTED)); for a directed graph the
+/// arcs and their reversals. The vertices with neighbours are a `reduce` of the arrangement
+/// itself, and every stage joins the labels with it, so the relation is never copied or
+/// re-indexed. Vertices of `vertices` without neighbours keep their own id. Semantics and cost as
+/// in the module docs.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::{cdlp::labels_arranged, lcc::coefficients_arranged};
+/// use ripples::oracle;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         // Two undirected triangles joined by the edge 3 - 4, both directions of every edge.
+///         let edges = [(1u64, 2u64), (2, 3), (1, 3), (4, 5), (5, 6), (4, 6), (3, 4)];
+///         let symmetric: Vec<(u64, u64)> = edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+///         let (_, arcs) = scope.new_collection_from(symmetric);
+///         let (_, vertices) = scope.new_collection_from(1..=6u64);
+///         let index = arcs.arrange_by_key();
+///         // Labels and clustering coefficients over the one index.
+///         let _lcc = coefficients_arranged(index.clone(), vertices.clone());
+///         labels_arranged(index, vertices, 5).inspect(move |(label, _, diff)| sink.lock().unwrap().push((*label, *diff)));
+///     });
+/// });
+/// // Consolidated: records the dataflow retracts again within the epoch cancel out.
+/// let mut seen = seen.lock().unwrap().clone();
+/// differential_dataflow::consolidation::consolidate(&mut seen);
+/// let seen: Vec<(u64, u64)> = seen.into_iter().map(|(label, diff)| { assert_eq!(diff, 1); label }).collect();
+/// let edges = oracle::symmetrize(&[(1, 2, 1.0), (2, 3, 1.0), (1, 3, 1.0), (4, 5, 1.0), (5, 6, 1.0), (4, 6, 1.0), (3, 4, 1.0)]);
+/// let want: Vec<(u64, u64)> = oracle::cdlp(&oracle::vertex_set([], &edges), &edges, 5).into_iter().collect();
+/// assert_eq!(seen, want);
+/// ```
+pub fn labels_arranged<'a, T>(
+    counted: ArrangedPairs<'a, T>,
+    vertices: VecCollection<'a, T, Node, Diff>,
+    iterations: u32,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
+    if iterations == 0 {
+        return vertices.map(|v| (v, v));
+    }
+    let active = keys(counted.clone(), "Neighboured");
     let isolated = vertices.map(|v| (v, ())).antijoin(active.clone()).map(|(v, ())| (v, v));
 
     let mut labels = active.map(|v| (v, v));

@@ -61,6 +61,8 @@ use differential_dataflow::trace::implementations::ValSpine;
 use differential_dataflow::VecCollection;
 use timely::progress::Timestamp;
 
+use super::registry::Orientation;
+use super::wcc::ArrangedPairs;
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
 use crate::types::{Diff, Node};
 
@@ -91,15 +93,37 @@ const LINKS: u8 = 1;
 const MEMBER: u8 = 2;
 
 /// Builds the LCC dataflow: `(vertex, LCC(vertex) as f64 bits)` for every vertex of the vertex
-/// set.
+/// set. Reads the shared arranged edge set ([`GraphInput::arranged_edge_set`]).
 pub fn lcc<'a>(input: GraphInput<'a>, undirected: bool) -> ResultCollection<'a> {
-    coefficients(input.edge_set(undirected).filter(|(s, d)| s != d), input.vertex_set())
+    let orientation = if undirected { Orientation::Undirected } else { Orientation::Out };
+    coefficients_arranged(input.arranged_edge_set(orientation), input.vertex_set())
 }
 
 /// **The collection rung**: the local clustering coefficient (as `f64` bits) of every vertex of
 /// `vertices`, over `arcs` — a *set* of `(src, dst)` pairs without self-loops (each once), both
 /// directions for an undirected graph — at any timestamp `T`. Semantics and cost as in the module
-/// docs.
+/// docs. Arranges `arcs` by source and calls [`coefficients_arranged`].
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::lcc::coefficients;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         // Directed: the cycle 1 -> 2 -> 3 -> 1 and 3 -> 4.
+///         let (_, arcs) = scope.new_collection_from(vec![(1u64, 2u64), (2, 3), (3, 1), (3, 4)]);
+///         let (_, vertices) = scope.new_collection_from(vec![1u64, 2, 3, 4]);
+///         coefficients(arcs, vertices).inspect(move |((v, c), _, _)| sink.lock().unwrap().push((*v, f64::from_bits(*c))));
+///     });
+/// });
+/// let mut seen = seen.lock().unwrap().clone();
+/// seen.sort_by(|a, b| a.partial_cmp(b).unwrap());
+/// // N(3) = {1, 2, 4}: one arc (1 -> 2) of the 6 possible; N(1) = {2, 3}: 2 -> 3 of 2.
+/// assert_eq!(seen, vec![(1, 0.5), (2, 0.5), (3, 1.0 / 6.0), (4, 0.0)]);
+/// ```
 pub fn coefficients<'a, T>(
     arcs: VecCollection<'a, T, (Node, Node), Diff>,
     vertices: VecCollection<'a, T, Node, Diff>,
@@ -107,6 +131,50 @@ pub fn coefficients<'a, T>(
 where
     T: Timestamp + Lattice,
 {
+    coefficients_arranged(arcs.arrange_by_key_named("Arrange: arcs"), vertices)
+}
+
+/// **The arranged rung**: [`coefficients`] over arcs already arranged by source (`src → dst`, a
+/// set without self-loops; symmetric for an undirected graph), e.g. the shared
+/// [`GraphInput::arranged_edge_set`] ([`EDGES_OUT`](super::registry::EDGES_OUT) /
+/// [`EDGES_UNDIRECTED`](super::registry::EDGES_UNDIRECTED) in the registry). The arcs are read
+/// from the arrangement's batches once, to count the arcs of each undirected pair; the pair
+/// counts, degrees, orientation and wedges are this computation's own state (cost as in the
+/// module docs). What sharing saves is the edge set's `distinct` and its arrangement.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::{lcc::coefficients_arranged, pagerank::ranks_arranged};
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         // An undirected triangle 1 - 2 - 3 with a pendant 4, both directions of every edge.
+///         let edges = [(1u64, 2u64), (2, 3), (1, 3), (3, 4)];
+///         let symmetric: Vec<(u64, u64)> = edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+///         let (_, arcs) = scope.new_collection_from(symmetric);
+///         let (_, vertices) = scope.new_collection_from(vec![1u64, 2, 3, 4]);
+///         let index = arcs.arrange_by_key();
+///         let _ranks = ranks_arranged(index.clone(), vertices.clone(), 5, 0.85);
+///         coefficients_arranged(index, vertices)
+///             .inspect(move |((v, c), _, _)| sink.lock().unwrap().push((*v, f64::from_bits(*c))));
+///     });
+/// });
+/// let mut seen = seen.lock().unwrap().clone();
+/// seen.sort_by(|a, b| a.partial_cmp(b).unwrap());
+/// // N(3) = {1, 2, 4}: the pair {1, 2} (two arcs) of 6 possible arcs.
+/// assert_eq!(seen, vec![(1, 1.0), (2, 1.0), (3, 2.0 / 6.0), (4, 0.0)]);
+/// ```
+pub fn coefficients_arranged<'a, T>(
+    arcs: ArrangedPairs<'a, T>,
+    vertices: VecCollection<'a, T, Node, Diff>,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
+    let arcs = arcs.as_collection(|s, d| (*s, *d));
     // `((a, b), c)`, a < b: the undirected pair and how many of its two arcs are present.
     let pairs = arcs.map(|(s, d)| (s.min(d), s.max(d))).count();
     let degree: Arr<'a, Node, Diff, T> = pairs.clone().flat_map(|((a, b), _)| [a, b]).count().arrange_by_key();

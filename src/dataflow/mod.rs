@@ -25,6 +25,7 @@ pub mod link_cut;
 pub mod matching;
 pub mod pagerank;
 pub mod pair_changes;
+pub mod registry;
 pub mod scc;
 pub mod spanner;
 pub mod sssp;
@@ -36,9 +37,10 @@ pub mod wcc;
 pub mod wcc_dynamic;
 pub mod wcc_window;
 
-use differential_dataflow::VecCollection;
-
 use crate::types::{Diff, Edge, Node, Time};
+use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
+use differential_dataflow::trace::TraceReader;
+use differential_dataflow::VecCollection;
 
 /// The edge multiset: one `(src, dst, weight bits)` record per copy.
 pub type EdgeCollection<'a> = VecCollection<'a, Time, Edge, Diff>;
@@ -63,6 +65,10 @@ pub type ArrivalCollection<'a> = VecCollection<'a, Time, (Position, Edge), Diff>
 struct SharedIndex<'a> {
     vertex_set: Option<NodeCollection<'a>>,
     edge_set: [Option<PairCollection<'a>>; 2],
+    /// The well-known arrangements, by [`registry::Orientation::index`].
+    arranged: [Option<wcc::ArrangedPairs<'a, Time>>; 3],
+    /// Arrangements by name ([`GraphInput::register`], [`GraphInput::lookup`]).
+    registry: registry::Registry,
 }
 
 /// The input collections an algorithm is built from.
@@ -133,6 +139,64 @@ impl<'a> GraphInput<'a> {
         let set = self.edges.clone().flat_map(|(s, d, _)| [s, d]).concat(self.vertices.clone()).distinct();
         self.shared.borrow_mut().vertex_set = Some(set.clone());
         set
+    }
+
+    /// The present edge set without self-loops (each `(src, dst)` pair once), **arranged**: by
+    /// source ([`Orientation::Out`](registry::Orientation::Out)), by destination (`In`, the pairs
+    /// reversed), or in both directions (`Undirected`). Built on first use from
+    /// [`GraphInput::edge_set`] and shared: every later caller, and every
+    /// [`lookup`](GraphInput::lookup) of its name ([`registry::EDGES_OUT`], ...), reads the same
+    /// trace. This is the index the `_arranged` rungs ([`pagerank::ranks_arranged`],
+    /// [`cdlp::labels_arranged`], [`lcc::coefficients_arranged`],
+    /// [`scc::strong_components_arranged`], [`wcc::components_arranged`]) take.
+    pub fn arranged_edge_set(&self, orientation: registry::Orientation) -> wcc::ArrangedPairs<'a, Time> {
+        if let Some(a) = &self.shared.borrow().arranged[orientation.index()] {
+            return a.clone();
+        }
+        let set = self.edge_set(orientation == registry::Orientation::Undirected).filter(|(s, d)| s != d);
+        let set = if orientation == registry::Orientation::In { set.map(|(s, d)| (d, s)) } else { set };
+        let arranged = set.arrange_by_key_named(&format!("Arrange: {}", orientation.name()));
+        let mut shared = self.shared.borrow_mut();
+        shared.arranged[orientation.index()] = Some(arranged.clone());
+        shared.registry.insert(orientation.name(), &arranged).expect("a well-known name is registered once");
+        arranged
+    }
+
+    /// Shares `arranged` under `name` with every later [`lookup`](GraphInput::lookup) in this
+    /// dataflow — a user's dataflow or a built-in one. Fails (and registers nothing) if the
+    /// name is taken, including by a well-known name ([`registry::WELL_KNOWN`]).
+    pub fn register<Tr>(
+        &self,
+        name: &str,
+        arranged: &Arranged<'a, TraceAgent<Tr>>,
+    ) -> Result<(), registry::RegistryError>
+    where
+        Tr: TraceReader + 'static,
+    {
+        if registry::Orientation::of_name(name).is_some() {
+            return Err(registry::RegistryError::Taken(name.to_string()));
+        }
+        self.shared.borrow_mut().registry.insert(name, arranged)
+    }
+
+    /// The arrangement registered under `name`, as the arrangement type `A` (for the well-known
+    /// names, [`wcc::ArrangedPairs`]`<Time>`): the same trace, imported into this dataflow's scope
+    /// by one source operator (no copy, no second index). A well-known name not built yet is
+    /// built now. Fails with [`RegistryError::Unknown`](registry::RegistryError::Unknown) for a
+    /// name nobody registered and [`RegistryError::WrongType`](registry::RegistryError::WrongType)
+    /// when the arrangement under it has another type.
+    pub fn lookup<A>(&self, name: &str) -> Result<A, registry::RegistryError>
+    where
+        A: registry::SharedArrangement<'a>,
+        A::Trace: TraceReader<Time = Time>,
+    {
+        if let Some(orientation) = registry::Orientation::of_name(name) {
+            if !self.shared.borrow().registry.contains(name) {
+                self.arranged_edge_set(orientation);
+            }
+        }
+        let mut agent = self.shared.borrow().registry.agent::<A::Trace>(name)?;
+        Ok(A::from_imported(agent.import_named(self.edges.scope(), &format!("Shared: {}", name))))
     }
 }
 

@@ -21,10 +21,12 @@
 //! ranks `(v, PR_{i-1}(v))` and computes
 //! * each non-sink's share `PR_{i-1}(u) / |Nout(u)|` (a join with the arranged out-degrees), as
 //!   an exact **fixed-point integer** (`PR` truncated to a multiple of 2^-96, integer-divided by
-//!   the out-degree) carried as the *multiplicity* (`i128`) of the record `u`;
-//! * the incoming sum of every vertex: the shares joined with the arranged edges and counted per
-//!   destination. A changed share travels as one record per out-edge carrying the *difference*
-//!   of the integers, and the count accumulates exact integers, so no float is ever accumulated;
+//!   the out-degree) carried as the *multiplicity* (an `i128`) of the record `u`;
+//! * the incoming sum of every vertex: the shares joined with the arranged edge set (the shared
+//!   index of [`GraphInput::arranged_edge_set`], which other algorithms of the run read too; its
+//!   `isize` counts multiply into the shares) and counted per destination. A changed share
+//!   travels as one record per out-edge carrying the *difference* of the integers, and the count
+//!   accumulates exact integers, so no float is ever accumulated;
 //! * the global term: a `reduce` over the single key `()` that sees `n` and every sink's rank
 //!   and sums the sinks' ranks (as `f64`, in ascending vertex order) from its complete input;
 //! * `PR_i(v)` from the incoming sum (rounded once to `f64`) and the global term (a join with
@@ -83,13 +85,16 @@
 //! }
 //! ```
 
+use differential_dataflow::difference::{Abelian, IsZero, Monoid, Multiply, Semigroup};
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
-use differential_dataflow::trace::implementations::{KeySpine, ValSpine};
+use differential_dataflow::trace::implementations::{KeySpine, ValBuilder, ValSpine};
 use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
 use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
+use super::registry::Orientation;
+use super::wcc::ArrangedPairs;
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
 use crate::types::{Diff, Node};
 
@@ -159,30 +164,95 @@ fn from_fixed(x: i128) -> f64 {
     x as f64 * 2f64.powi(-FIXED_BITS)
 }
 
-/// A collection with its `isize` multiplicities scaled by `weight(record)` into `i128`.
+/// A fixed-point multiplicity: an exact `i128` sum of shares. A share record joined with the
+/// (`isize`-counted) shared edge index multiplies into one, so a changed share travels along an
+/// out-edge as one record carrying the difference.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+struct Fixed(i128);
+
+impl IsZero for Fixed {
+    fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl Semigroup for Fixed {
+    fn plus_equals(&mut self, rhs: &Self) {
+        self.0 += rhs.0;
+    }
+}
+
+impl Monoid for Fixed {
+    fn zero() -> Self {
+        Fixed(0)
+    }
+}
+
+impl Abelian for Fixed {
+    fn negate(&mut self) {
+        self.0 = -self.0;
+    }
+}
+
+impl Multiply<Diff> for Fixed {
+    type Output = Fixed;
+    fn multiply(self, rhs: &Diff) -> Fixed {
+        Fixed(self.0 * *rhs as i128)
+    }
+}
+
+/// A collection with its `isize` multiplicities scaled by `weight(record)` into [`Fixed`].
 fn weighted<'a, T: Timestamp, D: ExchangeData>(
     collection: VecCollection<'a, T, D, Diff>,
     weight: impl Fn(&D) -> i128 + 'static,
-) -> VecCollection<'a, T, D, i128> {
+) -> VecCollection<'a, T, D, Fixed> {
     collection
         .inner
         .map(move |(d, t, r)| {
-            let w = weight(&d) * r as i128;
+            let w = Fixed(weight(&d) * r as i128);
             (d, t, w)
         })
         .as_collection()
 }
 
 /// Builds the PageRank dataflow: `(vertex, PR_iterations(vertex) as f64 bits)` for every vertex
-/// of the vertex set.
+/// of the vertex set. Reads the shared arranged edge set ([`GraphInput::arranged_edge_set`]).
 pub fn pagerank<'a>(input: GraphInput<'a>, iterations: u32, damping: f64, undirected: bool) -> ResultCollection<'a> {
-    ranks(input.edge_set(undirected).filter(|(s, d)| s != d), input.vertex_set(), iterations, damping)
+    let orientation = if undirected { Orientation::Undirected } else { Orientation::Out };
+    ranks_arranged(input.arranged_edge_set(orientation), input.vertex_set(), iterations, damping)
 }
 
 /// **The collection rung**: PageRank after `iterations` iterations (as `f64` bits) for every
 /// vertex of `vertices`, over `arcs` — a *set* of `(src, dst)` pairs without self-loops (each
 /// once), both directions for an undirected graph — at any timestamp `T`. Semantics (the
-/// Graphalytics definition, sinks' rank spread evenly) and cost as in the module docs.
+/// Graphalytics definition, sinks' rank spread evenly) and cost as in the module docs. Arranges
+/// `arcs` by source and calls [`ranks_arranged`].
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::pagerank::ranks;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         // 1 -> 2 -> 1 and the sink 3, reached from 2.
+///         let (_, arcs) = scope.new_collection_from(vec![(1u64, 2u64), (2, 1), (2, 3)]);
+///         let (_, vertices) = scope.new_collection_from(vec![1u64, 2, 3]);
+///         ranks(arcs, vertices, 1, 0.85).inspect(move |((v, r), _, _)| sink.lock().unwrap().push((*v, f64::from_bits(*r))));
+///     });
+/// });
+/// let mut seen = seen.lock().unwrap().clone();
+/// seen.sort_by(|a, b| a.partial_cmp(b).unwrap());
+/// // One iteration from 1/3 each: the sink's third is spread over all three vertices.
+/// let (base, spread) = (0.15 / 3.0, 0.85 / 9.0);
+/// let want = [(1, base + 0.85 / 6.0 + spread), (2, base + 0.85 / 3.0 + spread), (3, base + 0.85 / 6.0 + spread)];
+/// for ((v, got), (w, want)) in seen.iter().zip(want) {
+///     assert_eq!(*v, w);
+///     assert!((got - want).abs() < 1e-12, "vertex {v}: {got} vs {want}");
+/// }
+/// ```
 pub fn ranks<'a, T>(
     arcs: VecCollection<'a, T, (Node, Node), Diff>,
     vertices: VecCollection<'a, T, Node, Diff>,
@@ -192,9 +262,66 @@ pub fn ranks<'a, T>(
 where
     T: Timestamp + Lattice,
 {
+    ranks_arranged(arcs.arrange_by_key_named("Arrange: arcs"), vertices, iterations, damping)
+}
+
+/// **The arranged rung**: [`ranks`] over arcs already arranged by source (`src → dst`, a set
+/// without self-loops; symmetric for an undirected graph), built — and shared with other
+/// computations — elsewhere, e.g. [`GraphInput::arranged_edge_set`] or a
+/// [`lookup`](GraphInput::lookup) of [`EDGES_OUT`](super::registry::EDGES_OUT) /
+/// [`EDGES_UNDIRECTED`](super::registry::EDGES_UNDIRECTED). The out-degrees are a `reduce` of the
+/// arrangement itself, and every stage's shares are joined with it: the arcs are never copied or
+/// re-indexed. Semantics and cost as in the module docs (exact fixed-point sums; a changed share
+/// travels as one record per out-edge carrying the difference).
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use differential_dataflow::input::Input;
+/// use ripples::dataflow::{pagerank::ranks_arranged, wcc::components_arranged};
+/// use ripples::oracle;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// timely::execute_directly(move |worker| {
+///     worker.dataflow::<u64, _, _>(|scope| {
+///         // An undirected path 1 - 2 - 3, both directions of each edge, arranged once.
+///         let (_, arcs) = scope.new_collection_from(vec![(1u64, 2u64), (2, 1), (2, 3), (3, 2)]);
+///         let (_, vertices) = scope.new_collection_from(vec![1u64, 2, 3]);
+///         let index = arcs.arrange_by_key();
+///         // Two computations over the one index.
+///         let ranks = ranks_arranged(index.clone(), vertices.clone(), 10, 0.85);
+///         let components = components_arranged(index, vertices);
+///         ranks.inspect(move |((v, r), _, _)| sink.lock().unwrap().push((*v, f64::from_bits(*r))));
+///         components.inspect(|((_v, c), _, _)| assert_eq!(*c, 1));
+///     });
+/// });
+/// let edges = oracle::symmetrize(&[(1, 2, 1.0), (2, 3, 1.0)]);
+/// let want = oracle::pagerank(&oracle::vertex_set([], &edges), &edges, 0.85, 10);
+/// let seen = seen.lock().unwrap().clone();
+/// assert_eq!(seen.len(), 3);
+/// for (v, rank) in seen {
+///     assert!((rank - want[&v]).abs() <= 1e-12, "vertex {v}: {rank} vs {}", want[&v]);
+/// }
+/// ```
+pub fn ranks_arranged<'a, T>(
+    arcs: ArrangedPairs<'a, T>,
+    vertices: VecCollection<'a, T, Node, Diff>,
+    iterations: u32,
+    damping: f64,
+) -> VecCollection<'a, T, (Node, u64), Diff>
+where
+    T: Timestamp + Lattice,
+{
     // Shared, graph-only state.
-    let outdeg: Arr<'a, Node, Diff, T> = arcs.clone().map(|(s, _)| s).count().arrange_by_key();
-    let by_src: Arranged<'a, TraceAgent<ValSpine<Node, Node, T, i128>>> = weighted(arcs, |_| 1).arrange_by_key();
+    let outdeg: Arr<'a, Node, Diff, T> =
+        arcs.clone().reduce_abelian::<_, ValBuilder<_, _, _, _>, ValSpine<_, _, _, _>, _, _>(
+            "OutDegree",
+            |_u, input, output| output.push((input.iter().map(|(_, r)| *r).sum::<Diff>(), 1)),
+            |vec, key, updates| {
+                vec.clear();
+                vec.extend(updates.drain(..).map(|(v, t, r)| ((*key, v), t, r)));
+            },
+        );
     let has_out = outdeg.clone().as_collection(|u, _| *u);
     let sinks: KeyArr<'a, Node, T> =
         vertices.clone().map(|v| (v, ())).antijoin(has_out).map(|(v, ())| v).arrange_by_self();
@@ -216,11 +343,12 @@ where
             |&(_, share)| share,
         )
         .map(|(u, _)| u);
+        // Every out-neighbour `v` of `u` gets the record `v` with `u`'s share as multiplicity.
         let incoming = shares
-            .join_core(by_src.clone(), |_u, (), v| Some(*v))
+            .join_core(arcs.clone(), |_u, (), v| Some(*v))
             .concat(unit.clone())
             .count_core::<Diff>()
-            .map(|(v, acc)| (v, acc - 1));
+            .map(|(v, acc)| (v, acc.0 - 1));
         let global = ranks_arr
             .join_core(sinks.clone(), |w, r, ()| Some(((), (1u8, *w, *r))))
             .concat(n_entry.clone())

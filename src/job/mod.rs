@@ -19,6 +19,12 @@
 //! A rejected update (a deletion of an edge that is not present) stops the job: the next call
 //! returns [`JobError::Stopped`] and [`Job::shutdown`] returns the reason, naming the update.
 //!
+//! **The command line is a user of this API.** `ripples run --live`, `--listen` and `--follow`
+//! start a job whose updates come from stdin, TCP producers or a followed file instead of the
+//! program ([`JobBuilder::run_options`]: the driver options its flags describe, with their
+//! layout, output files and observers) and wait for it to end with its input ([`Job::finish`]).
+//! So there is one live path, whether the updates come from your program or from a transport.
+//!
 //! ```
 //! use ripples::job::Job;
 //!
@@ -116,19 +122,29 @@ pub struct JobBuilder {
     max_behind: u64,
     changes: bool,
     params: Params,
+    /// Driver options given whole ([`JobBuilder::run_options`]).
+    options: Option<RunOptions>,
+    /// Keep the current results for [`Job::value`] and [`Job::result`].
+    keep_results: bool,
 }
 
 /// A running job (see the [module documentation](self)).
 pub struct Job {
+    /// The program's side of the input; `None` when updates come from a transport.
     sender: Option<EmbeddedSender>,
+    /// Updates come from the program ([`Job::insert`] ...), not from a transport.
+    embedded: bool,
     pending: Vec<Submission>,
     next_epoch: Time,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<Result<Option<RunReport>, RunError>>>,
     names: Arc<Vec<String>>,
     changes: Option<Receiver<EpochChanges>>,
-    /// The run's outcome, once its thread was joined.
-    outcome: Option<Result<RunReport, String>>,
+    /// The run's outcome, once its thread was joined: its report (`None` in a process other
+    /// than 0 of a cluster) or what stopped it.
+    outcome: Option<Result<Option<RunReport>, String>>,
+    /// The driver's error itself, until [`Job::finish`] or [`JobBuilder::start`] takes it.
+    error: Option<RunError>,
 }
 
 #[derive(Default)]
@@ -160,6 +176,7 @@ struct JobObserver {
     shared: Arc<Shared>,
     names: Arc<Vec<String>>,
     subscriber: Option<Sender<EpochChanges>>,
+    keep_results: bool,
 }
 
 impl Observer for JobObserver {
@@ -189,7 +206,8 @@ impl Observer for JobObserver {
         }
         {
             let mut state = self.shared.lock();
-            for (result, changes) in state.results.iter_mut().zip(view.changes) {
+            let kept = if self.keep_results { view.changes } else { &[] };
+            for (result, changes) in state.results.iter_mut().zip(kept) {
                 for c in changes {
                     let entry = result.entry((c.key, c.value)).or_insert(0);
                     *entry += c.diff as Diff;
@@ -218,6 +236,8 @@ impl Default for JobBuilder {
             max_behind: 16,
             changes: false,
             params: Params::default(),
+            options: None,
+            keep_results: true,
         }
     }
 }
@@ -291,7 +311,32 @@ impl JobBuilder {
         self
     }
 
-    /// Starts the job: its workers, the front end, and (with a state directory) recovery.
+    /// Runs the job with these driver options instead of the builder's own input and settings:
+    /// their layout (several processes too), their source — typically a live front end
+    /// ([`Source::Live`]) reading stdin, TCP producers or a followed file, configured with
+    /// everything `ripples run --live/--listen/--follow` can set (batching, wall-clock epochs,
+    /// durability, windows, TLS, authentication) —, their output files and their observers (the
+    /// job adds its own). Updates then come from that source: [`Job::insert`] and the other
+    /// submissions return [`JobError::Config`], and the job ends when its input does
+    /// ([`Job::finish`]). The builder's workers, state directory, window, graph, insert-only
+    /// and backpressure settings are ignored (the options' front-end configuration has its own).
+    /// This is the command line's live mode.
+    pub fn run_options(mut self, options: RunOptions) -> Self {
+        self.options = Some(options);
+        self
+    }
+
+    /// Does not keep the current results in memory: [`Job::value`] and [`Job::result`] then
+    /// see nothing (changes still reach [`Job::changes`] and the run's outputs). For jobs whose
+    /// results go to files, as the command line's.
+    pub fn without_results(mut self) -> Self {
+        self.keep_results = false;
+        self
+    }
+
+    /// Starts the job: its workers, the front end, and (with a state directory) recovery. A run
+    /// that fails before its front end is up (a bad state directory, graph file or address)
+    /// returns [`JobError::Run`] with the driver's error.
     pub fn start(self) -> Result<Job, JobError> {
         if self.algorithms.is_empty() {
             return Err(JobError::Config("a job needs at least one algorithm".into()));
@@ -308,24 +353,37 @@ impl JobBuilder {
             }
             false => (None, None),
         };
-        let observer = JobObserver { shared: shared.clone(), names: names.clone(), subscriber };
-        let (sender, input) = EmbeddedInput::channel(4);
-        let mut live = LiveConfig::new(LiveInput::Embedded(input));
-        live.workers = self.workers;
-        live.state_dir = self.state_dir;
-        live.snapshot_every = self.snapshot_every;
-        live.window = self.window;
-        live.graph = self.graph;
-        live.insert_only = self.insert_only;
-        live.max_behind = self.max_behind;
-        let options = RunOptions {
-            layout: Layout::threads(self.workers),
-            source: Source::Live(live),
-            window: self.window,
-            collect: false,
-            observers: Observers::default().with(observer),
-            ..RunOptions::default()
+        let observer =
+            JobObserver { shared: shared.clone(), names: names.clone(), subscriber, keep_results: self.keep_results };
+        let (sender, options) = match self.options {
+            Some(options) => {
+                options.observers.push(Box::new(observer));
+                (None, options)
+            }
+            None => {
+                let (sender, input) = EmbeddedInput::channel(4);
+                let mut live = LiveConfig::new(LiveInput::Embedded(input));
+                live.workers = self.workers;
+                live.state_dir = self.state_dir;
+                live.snapshot_every = self.snapshot_every;
+                live.window = self.window;
+                live.graph = self.graph;
+                live.insert_only = self.insert_only;
+                live.max_behind = self.max_behind;
+                let options = RunOptions {
+                    layout: Layout::threads(self.workers),
+                    source: Source::Live(live),
+                    window: self.window,
+                    collect: false,
+                    observers: Observers::default().with(observer),
+                    ..RunOptions::default()
+                };
+                (Some(sender), options)
+            }
         };
+        let embedded = matches!(&options.source, Source::Live(cfg) if matches!(cfg.input, LiveInput::Embedded(_)));
+        // The front end runs in process 0 only; elsewhere there is nothing to wait for.
+        let front_end = matches!(options.source, Source::Live(_)) && options.layout.process == 0;
         let algorithms = self.algorithms;
         let done = shared.clone();
         let thread = std::thread::Builder::new()
@@ -338,7 +396,8 @@ impl JobBuilder {
             })
             .map_err(|e| JobError::Config(format!("cannot start the job's thread: {}", e)))?;
         let mut job = Job {
-            sender: Some(sender),
+            sender,
+            embedded,
             pending: Vec::new(),
             next_epoch: 0,
             shared,
@@ -346,7 +405,11 @@ impl JobBuilder {
             names,
             changes,
             outcome: None,
+            error: None,
         };
+        if !front_end {
+            return Ok(job);
+        }
         // Wait until the front end has started (or the run failed to start).
         let first = {
             let mut state = job.shared.lock();
@@ -359,7 +422,7 @@ impl JobBuilder {
             Some(e) => job.next_epoch = e,
             None => {
                 let reason = job.stop_reason();
-                return Err(JobError::Stopped(reason));
+                return Err(job.error.take().map(JobError::Run).unwrap_or(JobError::Stopped(reason)));
             }
         }
         Ok(job)
@@ -394,6 +457,9 @@ impl Job {
 
     /// Submits any update (with its event time in windowed jobs).
     pub fn submit(&mut self, update: Update, time: Option<Time>) -> Result<(), JobError> {
+        if !self.embedded {
+            return self.flush();
+        }
         self.pending.push(Submission::Update(update, time));
         if self.pending.len() >= CHUNK {
             self.flush()?;
@@ -476,10 +542,35 @@ impl Job {
         if self.pending.iter().any(|s| matches!(s, Submission::Update(..))) {
             self.commit()?;
         }
-        self.join().map_err(JobError::Stopped)
+        match self.join() {
+            Ok(Some(report)) => Ok(report),
+            Ok(None) => Err(JobError::Stopped("the job produced no report".into())),
+            Err(reason) => Err(JobError::Stopped(reason)),
+        }
+    }
+
+    /// Waits for the run to end and returns exactly what the driver returned: the report
+    /// (`None` in a process other than 0 of a cluster) or the driver's error, with its kind
+    /// (bad input, a lost peer, ...). A job fed by a transport ([`JobBuilder::run_options`])
+    /// ends when its input does (stdin's end, a producer's `end`); a job fed by the program
+    /// ends here, with what is committed (uncommitted updates are dropped; see
+    /// [`Job::shutdown`]).
+    pub fn finish(mut self) -> Result<Option<RunReport>, RunError> {
+        self.pending.clear();
+        let outcome = self.join();
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        outcome.map_err(RunError::Other)
     }
 
     fn flush(&mut self) -> Result<(), JobError> {
+        if !self.embedded {
+            self.pending.clear();
+            return Err(JobError::Config(
+                "this job reads its updates from its own input (JobBuilder::run_options), not from the program".into(),
+            ));
+        }
         let batch = std::mem::take(&mut self.pending);
         let sent = match &self.sender {
             Some(s) => s.send(batch).is_ok(),
@@ -493,14 +584,17 @@ impl Job {
     }
 
     /// Joins the run's thread (once) and returns its outcome.
-    fn join(&mut self) -> Result<RunReport, String> {
+    fn join(&mut self) -> Result<Option<RunReport>, String> {
         if self.outcome.is_none() {
             // The stream ends when its sender goes: the run can finish.
             self.sender = None;
             let outcome = match self.thread.take().map(|t| t.join()) {
-                Some(Ok(Ok(Some(report)))) => Ok(report),
-                Some(Ok(Ok(None))) => Err("the job produced no report".to_string()),
-                Some(Ok(Err(e))) => Err(e.to_string()),
+                Some(Ok(Ok(report))) => Ok(report),
+                Some(Ok(Err(e))) => {
+                    let reason = e.to_string();
+                    self.error = Some(e);
+                    Err(reason)
+                }
                 Some(Err(_)) => Err("the job's thread failed".to_string()),
                 None => Err("the job has ended".to_string()),
             };
