@@ -90,10 +90,9 @@
 //! assert_eq!(forest.links(), 3);
 //! ```
 
-#[cfg(debug_assertions)]
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use differential_dataflow::AsCollection;
 use rustc_hash::FxHashMap;
@@ -119,6 +118,51 @@ static FALLBACKS: AtomicU64 = AtomicU64::new(0);
 /// time's replacement searches exceeded their budget.
 pub fn fallback_count() -> u64 {
     FALLBACKS.load(Ordering::Relaxed)
+}
+
+/// Fallback rebuilds by time, for `--stats`: the driver hands one to the dataflows of a process
+/// ([`super::GraphInput::with_fallback_log`]); a fully dynamic WCC path built over that input
+/// marks it active and records, at every time it applies, the rebuilds of its forests there
+/// (every forest of the process: worker 0's, and with [`WccDynamic::shares`] the shares of the
+/// process's workers).
+#[derive(Clone, Debug, Default)]
+pub struct FallbackLog(Arc<Mutex<FallbackRecord>>);
+
+#[derive(Debug, Default)]
+struct FallbackRecord {
+    active: bool,
+    by_time: BTreeMap<Time, u64>,
+}
+
+impl FallbackLog {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FallbackRecord> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Marks the log as used: a fully dynamic WCC path runs in this process.
+    pub fn activate(&self) {
+        self.lock().active = true;
+    }
+
+    /// Whether a fully dynamic WCC path runs in this process.
+    pub fn active(&self) -> bool {
+        self.lock().active
+    }
+
+    /// Records `rebuilds` fallback rebuilds at time `t`.
+    pub fn record(&self, t: Time, rebuilds: u64) {
+        if rebuilds > 0 {
+            *self.lock().by_time.entry(t).or_insert(0) += rebuilds;
+        }
+    }
+
+    /// Removes the records of the times below `frontier` and returns their sum.
+    pub fn take_below(&self, frontier: Time) -> u64 {
+        let mut record = self.lock();
+        let later = record.by_time.split_off(&frontier);
+        let done = std::mem::replace(&mut record.by_time, later);
+        done.values().sum()
+    }
 }
 
 /// The environment variable that makes [`super::wcc::Wcc`] keep a forest per worker's share
@@ -981,27 +1025,33 @@ pub fn wcc_dynamic<'a>(
     shares: bool,
 ) -> ResultCollection<'a> {
     let factor = budget.or_else(budget_from_env).unwrap_or(DEFAULT_BUDGET);
+    let log = input.fallback_log().cloned();
+    if let Some(log) = &log {
+        log.activate();
+    }
     let peers = input.edges.scope().peers();
     let edges = input.edges.inner.map(|((s, d, _w), t, diff)| ((s, d, 0u8), t, diff));
     let vertices = input.vertices.inner.map(|(v, t, diff)| ((v, v, 1u8), t, diff));
     let edges = if shares && peers > 1 {
         let share = DynamicForest::summary(factor).with_counter(fallbacks.clone());
-        forest_operator(edges, |x: &Event| pair_worker(x.0 .0, x.0 .1), "WccDynamicShare", share)
+        forest_operator(edges, |x: &Event| pair_worker(x.0 .0, x.0 .1), "WccDynamicShare", share, log.clone())
             .map(|((a, b), t, diff)| ((a, b, 0u8), t, diff))
     } else {
         edges
     };
     let forest = DynamicForest::new(factor).with_counter(fallbacks);
-    forest_operator(edges.concat(vertices), |_x: &Event| 0u64, "WccDynamicForest", forest).as_collection()
+    forest_operator(edges.concat(vertices), |_x: &Event| 0u64, "WccDynamicForest", forest, log).as_collection()
 }
 
 /// `forest` as an operator: records are routed by `route`, each time is applied once the frontier
-/// has passed it, in time order, and its output emitted at that time.
+/// has passed it, in time order, and its output emitted at that time; its fallback rebuilds are
+/// recorded in `log` at that time.
 fn forest_operator<'a>(
     events: timely::dataflow::StreamVec<'a, Time, Event>,
     route: impl Fn(&Event) -> u64 + 'static,
     name: &str,
     forest: DynamicForest,
+    log: Option<FallbackLog>,
 ) -> timely::dataflow::StreamVec<'a, Time, Output> {
     events.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Output>>, _, _, _>(
         Exchange::new(route),
@@ -1030,7 +1080,11 @@ fn forest_operator<'a>(
                         }
                     }
                     changes.clear();
+                    let before = forest.fallbacks();
                     forest.apply(&fixed, &mut copies, &mut changes);
+                    if let Some(log) = &log {
+                        log.record(t, forest.fallbacks() - before);
+                    }
                     let mut session = output.session(&cap);
                     for &(record, diff) in &changes {
                         session.give((record, t, diff));

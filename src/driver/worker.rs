@@ -33,6 +33,7 @@ use super::input::{self, InputFacts, Source, WorkerShare};
 use super::resume::Resume;
 use super::writer::{RunFacts, SinkBuffer, Writer};
 use super::{allgather, metrics, LiveShared, RunError, RunOptions, RunReport};
+use crate::dataflow::wcc_dynamic::FallbackLog;
 use crate::dataflow::{Algorithm, GraphInput};
 use crate::sources::window::{LatePolicy, WindowSpec};
 use crate::types::{Diff, Node, Time};
@@ -43,6 +44,7 @@ pub(crate) fn run_worker(
     options: &RunOptions,
     algorithms: &[Box<dyn Algorithm>],
     live: Option<&LiveShared>,
+    fallbacks: &FallbackLog,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
     let (mut share, facts) = load(worker, options)?;
@@ -54,9 +56,12 @@ pub(crate) fn run_worker(
     let mut source = epoch_source(worker, options, live, share, facts.clone(), shape.insert_only)?;
     let mut writer = open_writer(worker, options, algorithms, live, source.expected())?;
     let Built { edges_in, arrivals_in, probe, buffers, census } =
-        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some());
+        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some(), fallbacks);
     if let (Some(writer), Some(census)) = (writer.as_mut(), census) {
         writer.count_graph(census);
+    }
+    if let Some(writer) = writer.as_mut().filter(|_| fallbacks.active()) {
+        writer.count_fallbacks(fallbacks.clone());
     }
     let mut feeder = Feeder::new(edges_in, options.window, arrivals_in);
     let partial = feed_epochs(
@@ -243,7 +248,8 @@ struct Built {
 
 /// Step 5: builds every algorithm over one shared input, each ending in a sink operator that
 /// sends its output changes to worker 0 and buffers them there by time, and with
-/// `count_graph` (`--stats`) the census of the graph. Feeds the vertex-file vertices (they
+/// `count_graph` (`--stats`) the census of the graph; the fully dynamic WCC path records its
+/// fallback rebuilds in `fallbacks`. Feeds the vertex-file vertices (they
 /// never change) and returns the inputs, the probe at the sinks and the buffers.
 fn build_dataflow(
     worker: &mut Worker,
@@ -251,6 +257,7 @@ fn build_dataflow(
     shape: &StreamShape,
     vertices: Vec<Node>,
     count_graph: bool,
+    fallbacks: &FallbackLog,
 ) -> Built {
     let buffers: Vec<SinkBuffer> = algorithms.iter().map(|_| Rc::new(RefCell::new(BTreeMap::new()))).collect();
     let mut edges_in = InputSession::new();
@@ -265,9 +272,11 @@ fn build_dataflow(
         let vertices_in = &mut vertices_in;
         let arrivals_in = &mut arrivals_in;
         let (insert_only, edge_lifetime) = (shape.insert_only, shape.edge_lifetime);
+        let fallbacks = fallbacks.clone();
         census = worker.dataflow::<Time, _, _>(move |scope| {
             let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only)
                 .with_edge_lifetime(edge_lifetime)
+                .with_fallback_log(Some(fallbacks))
                 .with_arrivals(arrivals_in.as_mut().map(|a| a.to_collection(scope)));
             let mut triangles = None;
             for (algorithm, buffer) in algorithms.iter().zip(buffers) {

@@ -120,6 +120,7 @@ fn run_dataflow(
         updates_per_sec: s.updates_per_sec,
         latency: Latency::from(&s.latency),
         partial: s.partial,
+        wcc_fallbacks: s.wcc_fallbacks,
     };
     Ok(Outcome { measured, state: report.final_state.unwrap_or_default(), format })
 }
