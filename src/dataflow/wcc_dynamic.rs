@@ -1161,7 +1161,7 @@ fn forest_operator<'a>(
                     early.clear();
                     for record in data.drain(..) {
                         let ((a, b, kind), t, diff) = record;
-                        let current = open.as_ref().map_or(true, |c| *c.time() == t);
+                        let current = open.as_ref().is_none_or(|c| *c.time() == t);
                         if kind == 0 && diff > 0 && Some(t) == now && current {
                             if open.is_none() {
                                 open = Some(cap.delayed(&t, 0));
