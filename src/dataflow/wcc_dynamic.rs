@@ -1171,9 +1171,6 @@ fn forest_operator<'a>(
                             stash.stash(&cap, t, record);
                         }
                     }
-                    // By pair, as a whole time is applied: in arrival order, the oldest edges of a
-                    // stream would become the forest edges, and the oldest often leave first.
-                    early.sort_unstable_by_key(|&(a, b, _)| (a.min(b), a.max(b)));
                     forest.insert_early(&early);
                 });
             }
