@@ -43,11 +43,6 @@ impl<D> TimeStash<D> {
         out
     }
 
-    /// The earliest time with records, if any.
-    pub(crate) fn first_time(&self) -> Option<Time> {
-        self.pending.first_key_value().map(|(&t, _)| t)
-    }
-
     /// The earliest stashed time the frontier has passed (complete), with its capability and
     /// records; `None` when there is none.
     pub(crate) fn next_complete(

@@ -58,15 +58,12 @@
 //! and [`WccDynamic::fallbacks`] per dataflow; per epoch in `--stats` through a
 //! [`FallbackLog`]). Budget 0 rebuilds at the first forest-edge deletion of every time.
 //!
-//! *Input:* the insertions of the frontier's own time are applied as they arrive
-//! ([`DynamicForest::insert_early`]; the driver hands a large epoch over in chunks), the rest of a
-//! time waits until the time is complete: an initial graph is never buffered whole (on
-//! `wcc-churn`, 16 M edges at epoch 0, this took the peak from 243 to 154 bytes per live edge).
-//!
 //! *State:* at worker 0, per link ~40–60 bytes (a 24-byte record, its hash-map entry, two
 //! adjacency entries, the vectors' slack), per vertex ~90 bytes (id, label, counts, two
-//! adjacency vectors, search marks). Vertices that left the result keep their (empty) record. *Cost:* an insertion O(1) plus the
-//! relabelling of the side whose label changes (the output itself); a non-tree deletion O(1); a
+//! adjacency vectors, search marks). Vertices that left the result keep their (empty) record.
+//! The peak comes at an initial graph: the operator stashes a time's records whole until the
+//! time is complete (40 bytes each), then sorts a copy (24 bytes each) before applying it.
+//! *Cost:* an insertion O(1) plus the relabelling of the side whose label changes (the output itself); a non-tree deletion O(1); a
 //! forest-edge deletion at most twice the smaller side's adjacency (often much less: the search
 //! stops at the first replacement), plus on a split the relabelling of the side whose label
 //! changes. By default everything runs at one worker: more workers only spread the input.
@@ -393,17 +390,6 @@ impl DynamicForest {
     /// Present links (vertex pairs with a positive count, self-loops excluded).
     pub fn links(&self) -> usize {
         self.pairs.len()
-    }
-
-    /// Applies insertions of edge copies `(src, dst, copies)` of the open time ahead of its other
-    /// changes (which [`DynamicForest::apply`] then applies, closing the time and emitting its net
-    /// changes since the time opened). The operator does this with the insertions of the
-    /// frontier's own time as they arrive, so that an initial graph is never stashed whole.
-    pub fn insert_early(&mut self, edges: &[(Node, Node, u64)]) {
-        for &(a, b, copies) in edges {
-            let (a, b) = if a <= b { (a, b) } else { (b, a) };
-            self.insert(a, b, copies);
-        }
     }
 
     /// Applies one time's changes: vertex-file changes `(vertex, diff)` and edge copy changes
@@ -1091,9 +1077,7 @@ pub fn wcc_dynamic<'a>(
 
 /// `forest` as an operator: records are routed by `route`, each time is applied once the frontier
 /// has passed it, in time order, and its output emitted at that time; its fallback rebuilds are
-/// recorded in `log` at that time. Edge insertions of the frontier's own time (every earlier time
-/// applied) are applied as they arrive ([`DynamicForest::insert_early`]): an initial graph is
-/// never stashed whole; the rest waits in the stash until its time is complete.
+/// recorded in `log` at that time.
 fn forest_operator<'a>(
     events: timely::dataflow::StreamVec<'a, Time, Event>,
     route: impl Fn(&Event) -> u64 + 'static,
@@ -1107,31 +1091,17 @@ fn forest_operator<'a>(
         move |_capability, _info| {
             let mut forest = forest;
             let mut stash: TimeStash<Event> = TimeStash::new();
-            // The time whose insertions have been applied early (it is the frontier's or was).
-            let mut open: Option<timely::dataflow::operators::Capability<Time>> = None;
-            let mut early = Vec::new();
             let mut fixed = Vec::new();
             let mut copies = Vec::new();
             let mut changes = Vec::new();
             move |(input, frontier), output| {
-                // Times the frontier has passed are complete: apply them in order (the open time
-                // first: stashed times are never earlier than it).
-                loop {
-                    let (t, cap, records) = match open.as_ref().map(|c| *c.time()) {
-                        Some(t) if !frontier.less_equal(&t) => {
-                            let cap = open.take().expect("open");
-                            let records = if stash.first_time() == Some(t) {
-                                stash.next_complete(frontier).map(|(_, _, r)| r).unwrap_or_default()
-                            } else {
-                                Vec::new()
-                            };
-                            (t, cap, records)
-                        }
-                        _ => match stash.next_complete(frontier) {
-                            Some(next) => next,
-                            None => break,
-                        },
-                    };
+                input.for_each(|cap, data| {
+                    for record in data.drain(..) {
+                        stash.stash(&cap, record.1, record);
+                    }
+                });
+                // Times the frontier has passed are complete: apply them in order.
+                while let Some((t, cap, records)) = stash.next_complete(frontier) {
                     fixed.clear();
                     copies.clear();
                     for ((a, b, kind), _t, diff) in records {
@@ -1152,27 +1122,6 @@ fn forest_operator<'a>(
                         session.give((record, t, diff));
                     }
                 }
-                // Every time before the frontier's own is applied now.
-                let now = {
-                    let f = frontier.frontier();
-                    (f.len() == 1).then(|| f[0])
-                };
-                input.for_each(|cap, data| {
-                    early.clear();
-                    for record in data.drain(..) {
-                        let ((a, b, kind), t, diff) = record;
-                        let current = open.as_ref().is_none_or(|c| *c.time() == t);
-                        if kind == 0 && diff > 0 && Some(t) == now && current {
-                            if open.is_none() {
-                                open = Some(cap.delayed(&t, 0));
-                            }
-                            early.push((a, b, diff as u64));
-                        } else {
-                            stash.stash(&cap, t, record);
-                        }
-                    }
-                    forest.insert_early(&early);
-                });
             }
         },
     )

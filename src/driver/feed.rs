@@ -74,17 +74,11 @@ impl Feeder {
                 arrivals.update(((epoch.number, worker.index() as u64, i as u64), e), d);
             }
         }
-        // A large epoch (an initial graph) goes over in chunks, the worker stepping between them:
-        // operators that can take their input as it comes (the fully dynamic WCC forest applies
-        // insertions at once) then never hold the whole epoch in channel buffers.
-        const CHUNK: usize = 1 << 16;
-        let copies = epoch.inserts.into_iter().map(|e| (e, 1)).chain(epoch.changes);
-        for (i, (e, d)) in copies.enumerate() {
+        for e in epoch.inserts {
+            self.edges_in.update(e, 1);
+        }
+        for (e, d) in epoch.changes {
             self.edges_in.update(e, d);
-            if i % CHUNK == CHUNK - 1 {
-                self.edges_in.flush();
-                worker.step();
-            }
         }
         match (&self.window, epoch.replay) {
             // A windowed replay is fed in one piece when it ends ([`Feeder::replay`]).
