@@ -793,6 +793,55 @@ fn crash_recovery_reproduces_the_uninterrupted_run() {
     crash_trials("wcc", &texts, &[], &reference, 1000..1000 + CRASH_TRIALS);
 }
 
+/// A churn stream on `vertices` vertices (ids skewed towards a few hubs): `fill` epochs of
+/// insertions build the graph, then every epoch deletes `batch / 2` uniformly random present
+/// edge copies (forest edges and bridges among them) and inserts `batch / 2` new edges.
+fn churn_epochs(seed: u64, vertices: u64, fill: usize, epochs: usize, batch: usize) -> Vec<Vec<Update>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let pick = |rng: &mut ChaCha8Rng| {
+        if rng.gen_bool(0.3) {
+            rng.gen_range(0..4)
+        } else {
+            rng.gen_range(0..vertices)
+        }
+    };
+    let mut present: Vec<(Node, Node)> = Vec::new();
+    (0..epochs)
+        .map(|e| {
+            let deletions = if e < fill { 0 } else { batch / 2 };
+            let mut updates = Vec::with_capacity(batch);
+            for _ in 0..deletions {
+                let (a, b) = present.swap_remove(rng.gen_range(0..present.len()));
+                updates.push(Update::delete(a, b));
+            }
+            for _ in deletions..batch {
+                let (a, b) = (pick(&mut rng), pick(&mut rng));
+                present.push((a, b));
+                updates.push(Update::insert(a, b));
+            }
+            updates
+        })
+        .collect()
+}
+
+/// SIGKILL trials on a churn stream (WCC's fully dynamic path: forest-edge deletions,
+/// replacements, splits): after every sequence of crashes and restarts the change log equals
+/// the uninterrupted run's byte for byte, which equals the oracle at every epoch.
+#[test]
+fn crash_recovery_of_a_churn_stream() {
+    let files = Files::new();
+    let epochs = churn_epochs(4242, 40, 4, CRASH_EPOCHS, CRASH_BATCH);
+    // The stream splits components (some vertex's smallest id grows) more than once.
+    let states = oracle_states(&epochs);
+    let splits = states.windows(2).filter(|w| w[1].iter().any(|(v, l)| w[0].get(v).is_some_and(|o| l > o))).count();
+    assert!(splits >= 3, "the churn stream split components in only {} epochs", splits);
+    eprintln!("churn stream: components split in {} of {} epochs", splits, epochs.len());
+    let texts: Vec<String> = epochs.iter().map(|e| epoch_text(e)).collect();
+    let reference = reference_run(&files, &texts, CRASH_BATCH, &[]);
+    check_changes(&reference.0, &epochs, "churn reference");
+    crash_trials("churn wcc", &texts, &[], &reference, 5000..5000 + CRASH_TRIALS / 3);
+}
+
 /// Windowed epochs: `batch` insertions each, event times rising with jitter, so that some lines
 /// are late (dropped) and expiries happen all along the stream.
 fn windowed_epochs(seed: u64, epochs: usize, batch: usize) -> Vec<String> {

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use common::process::{bin, s, Files};
 use common::*;
 use differential_dataflow::input::InputSession;
 use rand::{Rng, SeedableRng};
@@ -423,4 +424,129 @@ fn cost_breakdown() {
             top.fallbacks()
         );
     }
+}
+
+/// The fallback count in the run's stats: with budget 0 (a rebuild at the first forest-edge
+/// deletion of a time, at most one per time) every epoch reports its rebuilds: exactly one in
+/// an epoch whose net deletions remove a bridge (an edge every spanning forest holds), none in an epoch
+/// without deletions, at most one otherwise; the summary reports their sum (the dataflow's own
+/// counter agrees); the change log still equals the oracle's at every epoch. With the default
+/// budget, the count is there (0 on these streams); where the path does not run (general path,
+/// insert-only stream), it is absent.
+#[test]
+fn fallbacks_are_counted_per_epoch_and_in_the_summary() {
+    for seed in 40..=42u64 {
+        let s = adversarial_stream(seed, 30, 25, 120);
+        let batch = 4 + seed as usize % 3;
+        let epochs = rebatch(&s, batch);
+        let counts = edge_counts_per_epoch(&epochs);
+        // Per epoch: 1 if it deletes a bridge of the graph after its insertions, 0 without
+        // deletions, `None` (0 or 1, depending on the forest) otherwise.
+        let mut want: Vec<Option<u64>> = vec![Some(0)];
+        for (e, updates) in epochs.epochs.iter().enumerate() {
+            let undirected = |m: &BTreeMap<(Node, Node), i64>| -> BTreeSet<(Node, Node)> {
+                m.keys().filter(|(a, b)| a != b).map(|&(a, b)| (a.min(b), a.max(b))).collect()
+            };
+            // The graph after the epoch's net insertions, before its net deletions.
+            let after = undirected(&counts[e + 1]);
+            let before: BTreeSet<(Node, Node)> = undirected(&counts[e]).union(&after).copied().collect();
+            let bridge = before.difference(&after).any(|&(a, b)| {
+                let rest: Vec<(Node, Node)> = before.iter().copied().filter(|&p| p != (a, b)).collect();
+                let labels = components(&rest);
+                labels.get(&a).is_none_or(|l| labels.get(&b) != Some(l))
+            });
+            want.push(if bridge {
+                Some(1)
+            } else if updates.iter().all(|u| u.diff > 0) {
+                Some(0)
+            } else {
+                None
+            });
+        }
+        assert!(want.contains(&Some(1)), "seed {seed}: no epoch deletes a bridge");
+        for (workers, shares) in [(1, false), (2, false), (2, true)] {
+            let what = format!("seed {seed} batch {batch} workers {workers} shares {shares}");
+            let counter = Arc::new(AtomicU64::new(0));
+            let forced = WccDynamic { budget: Some(0.0), fallbacks: Some(counter.clone()), shares };
+            let report =
+                driver::run(RunOptions::memory(memory(&s, batch), workers), forced).expect("run").expect("report");
+            let per_epoch: Vec<u64> =
+                report.epochs.iter().map(|e| e.wcc_fallbacks.unwrap_or_else(|| panic!("{what}: no count"))).collect();
+            assert_eq!(report.summary.wcc_fallbacks, Some(per_epoch.iter().sum()), "{what}: summary");
+            assert_eq!(report.summary.wcc_fallbacks, Some(counter.load(Ordering::Relaxed)), "{what}: counter");
+            if !shares {
+                // One forest, at worker 0.
+                for (epoch, (&got, &want)) in per_epoch.iter().zip(&want).enumerate() {
+                    assert!(got <= 1 && want.is_none_or(|w| w == got), "{what}: epoch {epoch}: {got} rebuilds");
+                }
+            }
+            let states = states_per_epoch(report.changes.as_ref().expect("changes"), epochs.epochs.len() as u64);
+            for (epoch, counts) in edge_counts_per_epoch(&epochs).iter().enumerate() {
+                let (vs, es) = oracle_input(&s.vertices, counts);
+                assert_eq!(states[epoch], ripples::oracle::wcc(&vs, &es), "{what}: epoch {epoch}");
+            }
+        }
+        let plain = driver::run(RunOptions::memory(memory(&s, batch), 2), Wcc).expect("run").expect("report");
+        assert!(plain.epochs.iter().all(|e| e.wcc_fallbacks == Some(0)), "seed {seed}: default budget");
+        assert_eq!(plain.summary.wcc_fallbacks, Some(0), "seed {seed}: default budget");
+        let general = driver::run(RunOptions::memory(memory(&s, batch), 1), WccGeneral).expect("run").expect("report");
+        assert!(general.epochs.iter().all(|e| e.wcc_fallbacks.is_none()), "seed {seed}: general path");
+        assert_eq!(general.summary.wcc_fallbacks, None, "seed {seed}: general path");
+    }
+    // Insert-only: the insert-only path, no count.
+    let inserts =
+        RandomStream { vertices: vec![], initial: vec![(1, 2), (3, 4)], epochs: vec![vec![Update::insert(2, 3)]] };
+    let report = driver::run(RunOptions::memory(memory(&inserts, 1), 1), Wcc).expect("run").expect("report");
+    assert_eq!(report.summary.wcc_fallbacks, None, "insert-only stream");
+}
+
+/// `--stats` through the command line with `RIPPLES_WCC_FALLBACK_BUDGET=0`: every epoch line and
+/// the summary line carry `wcc_fallbacks`, the epochs' sum is the summary's and positive, and
+/// the change log is the one of the default budget; a `wcc-general` run's lines have no such
+/// field.
+#[test]
+fn fallbacks_in_the_stats_file() {
+    let files = Files::new();
+    let stream = adversarial_stream(7, 30, 25, 120);
+    let updates = files.path("u.txt");
+    let text: String = stream.epochs[0]
+        .iter()
+        .map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst))
+        .collect();
+    std::fs::write(&updates, text).unwrap();
+    let initial = files.path("g.txt");
+    std::fs::write(&initial, stream.initial.iter().map(|(a, b)| format!("{a} {b}\n")).collect::<String>()).unwrap();
+    let run = |algorithm: &str, budget: Option<&str>, tag: &str| -> (String, Vec<serde_json::Value>) {
+        let (changes, stats) = (files.path(&format!("{tag}.changes")), files.path(&format!("{tag}.json")));
+        let mut cmd = bin();
+        cmd.args(["run", algorithm, "--graph", &s(&initial), "--updates", &s(&updates), "--batch", "5"]).args([
+            "--changes",
+            &s(&changes),
+            "--stats",
+            &s(&stats),
+            "-q",
+        ]);
+        if let Some(b) = budget {
+            cmd.env("RIPPLES_WCC_FALLBACK_BUDGET", b);
+        } else {
+            cmd.env_remove("RIPPLES_WCC_FALLBACK_BUDGET");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{tag}: {}", String::from_utf8_lossy(&out.stderr));
+        let lines =
+            std::fs::read_to_string(&stats).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        (std::fs::read_to_string(&changes).unwrap(), lines)
+    };
+    let (forced, lines) = run("wcc", Some("0"), "forced");
+    let (summary, epochs) = lines.split_last().expect("stats lines");
+    let counts: Vec<u64> = epochs.iter().map(|l| l["wcc_fallbacks"].as_u64().expect("per-epoch count")).collect();
+    let total = summary["wcc_fallbacks"].as_u64().expect("summary count");
+    assert_eq!(counts.iter().sum::<u64>(), total);
+    assert!(total > 0, "budget 0 never fell back");
+    let (plain, lines) = run("wcc", None, "plain");
+    assert_eq!(forced, plain, "budget 0 changed the change log");
+    assert!(lines.iter().all(|l| l["wcc_fallbacks"].as_u64() == Some(0)));
+    let (general, lines) = run("wcc-general", None, "general");
+    assert_eq!(general, plain, "the general path's change log differs");
+    assert!(lines.iter().all(|l| l.get("wcc_fallbacks").is_none()));
 }

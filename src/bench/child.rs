@@ -77,9 +77,7 @@ pub fn run_stream(
     let baseline = metrics::memory().0;
     let started = Instant::now();
     let limit = Duration::from_secs_f64(scenario.time_limit_secs);
-    let fallbacks_before = crate::dataflow::wcc_dynamic::fallback_count();
     let outcome = system.run(scenario, stream, limit)?;
-    let fallbacks = crate::dataflow::wcc_dynamic::fallback_count() - fallbacks_before;
     let mut result = SystemResult {
         system: system.name().to_string(),
         scenario: scenario.name.clone(),
@@ -89,9 +87,6 @@ pub fn run_stream(
         ..SystemResult::default()
     };
     result.record(&outcome.measured);
-    // The fully dynamic WCC path runs for `ripples` on streams that delete.
-    let dynamic = system.name() == "ripples" && scenario.algorithm() == "wcc" && !scenario.insert_only();
-    result.wcc_fallbacks = (dynamic || fallbacks > 0).then_some(fallbacks);
     result.wall_seconds = started.elapsed().as_secs_f64();
     let (_, peak) = metrics::memory();
     result.peak_rss_bytes = peak;

@@ -64,6 +64,8 @@ pub struct Measured {
     pub latency: Latency,
     /// Stopped at the time limit: the figures cover the prefix processed.
     pub partial: bool,
+    /// Fallback rebuilds of the fully dynamic WCC path, where it ran (the run summary's count).
+    pub wcc_fallbacks: Option<u64>,
 }
 
 /// One system's figures.
@@ -98,8 +100,8 @@ pub struct SystemResult {
     pub partial: bool,
     /// Final result agrees with the reference system (set by the parent).
     pub agrees: Option<bool>,
-    /// Rebuilds of the fully dynamic WCC forest from scratch (its bounded-work fallback) during
-    /// the run; `None` where no dynamic forest ran.
+    /// Rebuilds of the fully dynamic WCC forests from scratch (its bounded-work fallback) during
+    /// the run, as its run summary counts them; `None` where the system did not run that path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wcc_fallbacks: Option<u64>,
 }
@@ -112,6 +114,7 @@ impl SystemResult {
         self.updates_per_sec = m.updates_per_sec;
         self.latency = m.latency;
         self.partial = m.partial;
+        self.wcc_fallbacks = m.wcc_fallbacks;
     }
 }
 

@@ -43,5 +43,6 @@ pub fn timed_epochs<T>(items: &[T], batch: usize, limit: Duration, mut epoch: im
         updates_per_sec: if busy_secs > 0.0 { processed as f64 / busy_secs } else { 0.0 },
         latency: Latency::of(&latencies_ms),
         partial,
+        wcc_fallbacks: None,
     }
 }

@@ -95,6 +95,7 @@ pub struct GraphInput<'a> {
     /// result depends on arrival order ([`Algorithm::arrival_order`]); the driver feeds it only
     /// when one of them runs (`None` otherwise), always over insert-only unwindowed streams.
     pub arrivals: Option<ArrivalCollection<'a>>,
+    fallback_log: Option<wcc_dynamic::FallbackLog>,
     shared: std::rc::Rc<std::cell::RefCell<SharedIndex<'a>>>,
 }
 
@@ -102,13 +103,33 @@ impl<'a> GraphInput<'a> {
     /// The input of a dataflow: the edge multiset, the vertex-file vertices, and whether the
     /// stream is known to be insert-only.
     pub fn new(edges: EdgeCollection<'a>, vertices: NodeCollection<'a>, insert_only: bool) -> Self {
-        GraphInput { edges, vertices, insert_only, edge_lifetime: None, arrivals: None, shared: Default::default() }
+        GraphInput {
+            edges,
+            vertices,
+            insert_only,
+            edge_lifetime: None,
+            arrivals: None,
+            fallback_log: None,
+            shared: Default::default(),
+        }
     }
 
     /// Attaches the edge copies in arrival order (see [`GraphInput::arrivals`]).
     pub fn with_arrivals(mut self, arrivals: Option<ArrivalCollection<'a>>) -> Self {
         self.arrivals = arrivals;
         self
+    }
+
+    /// Attaches the log in which the fully dynamic WCC path records its fallback rebuilds per
+    /// time (the driver's `--stats`; see [`wcc_dynamic::FallbackLog`]).
+    pub fn with_fallback_log(mut self, log: Option<wcc_dynamic::FallbackLog>) -> Self {
+        self.fallback_log = log;
+        self
+    }
+
+    /// The log attached by [`GraphInput::with_fallback_log`], if any.
+    pub fn fallback_log(&self) -> Option<&wcc_dynamic::FallbackLog> {
+        self.fallback_log.as_ref()
     }
 
     /// Declares that every edge copy entering at `t` is retracted at exactly `t + span` (see

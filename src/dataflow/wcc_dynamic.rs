@@ -55,12 +55,15 @@
 //! time's deletions only update the link counts, and the forest is then rebuilt from the
 //! present links with union-find, exactly (O(links + vertices)); every vertex is compared with its
 //! label before the time, so the output is the same. Rebuilds are counted ([`fallback_count`],
-//! and [`WccDynamic::fallbacks`] per dataflow). Budget 0 rebuilds at every forest-edge deletion.
+//! and [`WccDynamic::fallbacks`] per dataflow; per epoch in `--stats` through a
+//! [`FallbackLog`]). Budget 0 rebuilds at the first forest-edge deletion of every time.
 //!
-//! *State:* at worker 0, per link ~48 bytes (a 32-byte record, its hash-map entry, two adjacency
-//! entries), per vertex ~90 bytes (id, label, counts, two adjacency vectors, search marks).
-//! Vertices that left the result keep their (empty) record. *Cost:* an insertion O(1) plus the
-//! relabelling of the side whose label changes (the output itself); a non-tree deletion O(1); a
+//! *State:* at worker 0, per link ~40–60 bytes (a 24-byte record, its hash-map entry, two
+//! adjacency entries, the vectors' slack), per vertex ~90 bytes (id, label, counts, two
+//! adjacency vectors, search marks). Vertices that left the result keep their (empty) record.
+//! The peak comes at an initial graph: the operator stashes a time's records whole until the
+//! time is complete (40 bytes each), then sorts a copy (24 bytes each) before applying it.
+//! *Cost:* an insertion O(1) plus the relabelling of the side whose label changes (the output itself); a non-tree deletion O(1); a
 //! forest-edge deletion at most twice the smaller side's adjacency (often much less: the search
 //! stops at the first replacement), plus on a split the relabelling of the side whose label
 //! changes. By default everything runs at one worker: more workers only spread the input.
@@ -90,10 +93,9 @@
 //! assert_eq!(forest.links(), 3);
 //! ```
 
-#[cfg(debug_assertions)]
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use differential_dataflow::AsCollection;
 use rustc_hash::FxHashMap;
@@ -119,6 +121,51 @@ static FALLBACKS: AtomicU64 = AtomicU64::new(0);
 /// time's replacement searches exceeded their budget.
 pub fn fallback_count() -> u64 {
     FALLBACKS.load(Ordering::Relaxed)
+}
+
+/// Fallback rebuilds by time, for `--stats`: the driver hands one to the dataflows of a process
+/// ([`super::GraphInput::with_fallback_log`]); a fully dynamic WCC path built over that input
+/// marks it active and records, at every time it applies, the rebuilds of its forests there
+/// (every forest of the process: worker 0's, and with [`WccDynamic::shares`] the shares of the
+/// process's workers).
+#[derive(Clone, Debug, Default)]
+pub struct FallbackLog(Arc<Mutex<FallbackRecord>>);
+
+#[derive(Debug, Default)]
+struct FallbackRecord {
+    active: bool,
+    by_time: BTreeMap<Time, u64>,
+}
+
+impl FallbackLog {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FallbackRecord> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Marks the log as used: a fully dynamic WCC path runs in this process.
+    pub fn activate(&self) {
+        self.lock().active = true;
+    }
+
+    /// Whether a fully dynamic WCC path runs in this process.
+    pub fn active(&self) -> bool {
+        self.lock().active
+    }
+
+    /// Records `rebuilds` fallback rebuilds at time `t`.
+    pub fn record(&self, t: Time, rebuilds: u64) {
+        if rebuilds > 0 {
+            *self.lock().by_time.entry(t).or_insert(0) += rebuilds;
+        }
+    }
+
+    /// Removes the records of the times below `frontier` and returns their sum.
+    pub fn take_below(&self, frontier: Time) -> u64 {
+        let mut record = self.lock();
+        let later = record.by_time.split_off(&frontier);
+        let done = std::mem::replace(&mut record.by_time, later);
+        done.values().sum()
+    }
 }
 
 /// The environment variable that makes [`super::wcc::Wcc`] keep a forest per worker's share
@@ -161,6 +208,8 @@ impl Algorithm for WccDynamic {
 }
 
 const NONE: u32 = u32::MAX;
+/// A link's `count` when its copies are counted in `DynamicForest::big` (2^32 - 1 or more).
+const BIG: u32 = u32::MAX;
 
 /// Sums the diffs of equal records and drops zeros (sorted by record).
 fn consolidate(changes: &mut Vec<((Node, Node), Diff)>) {
@@ -205,8 +254,9 @@ struct Vertex {
 #[derive(Clone, Copy, Debug)]
 struct Link {
     ends: [u32; 2],
-    /// Copies present (0: a free slot).
-    count: u64,
+    /// Copies present (0: a free slot; [`BIG`]: more, counted in `DynamicForest::big`). A
+    /// 24-byte record.
+    count: u32,
     tree: bool,
     /// Its positions in `ends[i]`'s `tree` or `other` list.
     pos: [u32; 2],
@@ -244,6 +294,8 @@ pub struct DynamicForest {
     vertices: Vec<Vertex>,
     index: FxHashMap<Node, u32>,
     links: Vec<Link>,
+    /// Copies of the links with `count == BIG`.
+    big: FxHashMap<u32, u64>,
     free_links: Vec<u32>,
     /// `(lower vertex index, higher vertex index)` -> link id.
     pairs: FxHashMap<u64, u32>,
@@ -283,6 +335,7 @@ impl DynamicForest {
             vertices: Vec::new(),
             index: FxHashMap::default(),
             links: Vec::new(),
+            big: FxHashMap::default(),
             free_links: Vec::new(),
             pairs: FxHashMap::default(),
             present: 0,
@@ -479,6 +532,28 @@ impl DynamicForest {
         ((lo as u64) << 32) | hi as u64
     }
 
+    /// Copies of link `l`.
+    fn copies(&self, l: u32) -> u64 {
+        match self.links[l as usize].count {
+            BIG => self.big[&l],
+            n => n as u64,
+        }
+    }
+
+    /// Sets the copies of link `l` (0 frees it).
+    fn set_copies(&mut self, l: u32, n: u64) {
+        let link = &mut self.links[l as usize];
+        if link.count == BIG {
+            self.big.remove(&l);
+        }
+        if n >= BIG as u64 {
+            link.count = BIG;
+            self.big.insert(l, n);
+        } else {
+            link.count = n as u32;
+        }
+    }
+
     /// The other end of link `l` seen from `v`.
     fn across(&self, l: u32, v: u32) -> u32 {
         let ends = self.links[l as usize].ends;
@@ -537,7 +612,7 @@ impl DynamicForest {
         self.appear(vb);
         let key = Self::pair_key(va, vb);
         if let Some(&l) = self.pairs.get(&key) {
-            self.links[l as usize].count += copies;
+            self.set_copies(l, self.copies(l) + copies);
             return;
         }
         let (la, lb) = (self.vertices[va as usize].label, self.vertices[vb as usize].label);
@@ -554,7 +629,7 @@ impl DynamicForest {
             let (side, label) = if la < lb { (vb, la) } else { (va, lb) };
             self.relabel_tree(side, label);
         }
-        let link = Link { ends: [va, vb], count: copies, tree, pos: [NONE; 2] };
+        let link = Link { ends: [va, vb], count: 0, tree, pos: [NONE; 2] };
         let l = match self.free_links.pop() {
             Some(l) => {
                 self.links[l as usize] = link;
@@ -565,6 +640,7 @@ impl DynamicForest {
                 (self.links.len() - 1) as u32
             }
         };
+        self.set_copies(l, copies);
         self.pairs.insert(key, l);
         self.attach(l);
     }
@@ -589,13 +665,13 @@ impl DynamicForest {
             debug_assert!(false, "dynamic WCC: deletion of an absent edge {a} {b}");
             return;
         };
-        let link = &mut self.links[l as usize];
-        debug_assert!(link.count >= copies, "dynamic WCC: deletion of more copies than present");
-        link.count = link.count.saturating_sub(copies);
-        if link.count > 0 {
+        let present = self.copies(l);
+        debug_assert!(present >= copies, "dynamic WCC: deletion of more copies than present");
+        self.set_copies(l, present.saturating_sub(copies));
+        if present > copies {
             return;
         }
-        let tree = link.tree;
+        let tree = self.links[l as usize].tree;
         self.detach(l);
         self.pairs.remove(&key);
         self.free_links.push(l);
@@ -981,27 +1057,33 @@ pub fn wcc_dynamic<'a>(
     shares: bool,
 ) -> ResultCollection<'a> {
     let factor = budget.or_else(budget_from_env).unwrap_or(DEFAULT_BUDGET);
+    let log = input.fallback_log().cloned();
+    if let Some(log) = &log {
+        log.activate();
+    }
     let peers = input.edges.scope().peers();
     let edges = input.edges.inner.map(|((s, d, _w), t, diff)| ((s, d, 0u8), t, diff));
     let vertices = input.vertices.inner.map(|(v, t, diff)| ((v, v, 1u8), t, diff));
     let edges = if shares && peers > 1 {
         let share = DynamicForest::summary(factor).with_counter(fallbacks.clone());
-        forest_operator(edges, |x: &Event| pair_worker(x.0 .0, x.0 .1), "WccDynamicShare", share)
+        forest_operator(edges, |x: &Event| pair_worker(x.0 .0, x.0 .1), "WccDynamicShare", share, log.clone())
             .map(|((a, b), t, diff)| ((a, b, 0u8), t, diff))
     } else {
         edges
     };
     let forest = DynamicForest::new(factor).with_counter(fallbacks);
-    forest_operator(edges.concat(vertices), |_x: &Event| 0u64, "WccDynamicForest", forest).as_collection()
+    forest_operator(edges.concat(vertices), |_x: &Event| 0u64, "WccDynamicForest", forest, log).as_collection()
 }
 
 /// `forest` as an operator: records are routed by `route`, each time is applied once the frontier
-/// has passed it, in time order, and its output emitted at that time.
+/// has passed it, in time order, and its output emitted at that time; its fallback rebuilds are
+/// recorded in `log` at that time.
 fn forest_operator<'a>(
     events: timely::dataflow::StreamVec<'a, Time, Event>,
     route: impl Fn(&Event) -> u64 + 'static,
     name: &str,
     forest: DynamicForest,
+    log: Option<FallbackLog>,
 ) -> timely::dataflow::StreamVec<'a, Time, Output> {
     events.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Output>>, _, _, _>(
         Exchange::new(route),
@@ -1030,7 +1112,11 @@ fn forest_operator<'a>(
                         }
                     }
                     changes.clear();
+                    let before = forest.fallbacks();
                     forest.apply(&fixed, &mut copies, &mut changes);
+                    if let Some(log) = &log {
+                        log.record(t, forest.fallbacks() - before);
+                    }
                     let mut session = output.session(&cap);
                     for &(record, diff) in &changes {
                         session.give((record, t, diff));
@@ -1182,6 +1268,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// More than 2^32 copies of one pair: counted exactly beside the 32-bit count.
+    #[test]
+    fn huge_multiplicities_are_exact() {
+        let mut forest = DynamicForest::new(DEFAULT_BUDGET);
+        let mut out = Vec::new();
+        let many: Diff = (1 << 33) + 3;
+        forest.apply(&[], &mut vec![(1, 2, many), (2, 3, 1)], &mut out);
+        assert_eq!(out.len(), 3);
+        out.clear();
+        forest.apply(&[], &mut vec![(2, 1, -(many - 1))], &mut out);
+        assert!(out.is_empty(), "one copy of 1 - 2 is left");
+        forest.apply(&[], &mut vec![(1, 2, (1 << 32) - 2)], &mut out);
+        forest.apply(&[], &mut vec![(1, 2, -((1 << 32) - 2))], &mut out);
+        assert!(out.is_empty());
+        forest.apply(&[], &mut vec![(1, 2, -1)], &mut out);
+        out.sort();
+        assert_eq!(out, vec![((1, 1), -1), ((2, 1), -1), ((2, 2), 1), ((3, 1), -1), ((3, 2), 1)]);
+        assert!(forest.big.is_empty());
     }
 
     #[test]

@@ -240,9 +240,11 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     let resumable = matches!(&options.source, Source::Live(cfg) if cfg.state_dir.is_some());
     let options = Arc::new(options);
     let live_for_workers = live.clone();
+    // The fully dynamic WCC path's fallback rebuilds of this process's forests, by time.
+    let fallbacks = crate::dataflow::wcc_dynamic::FallbackLog::default();
     cluster::start();
     let guards = timely::execute(config, move |worker| {
-        worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref())
+        worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref(), &fallbacks)
     });
     let mut report = None;
     let mut failure = None;

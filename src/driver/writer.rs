@@ -19,6 +19,7 @@ use super::metrics;
 use super::observe::{EpochView, Observers, OutputInfo};
 use super::resume::Resume;
 use super::{AlgorithmReport, OutputReport, RunError, RunOptions, RunReport};
+use crate::dataflow::wcc_dynamic::FallbackLog;
 use crate::dataflow::Algorithm;
 use crate::sinks::{Change, Progress, ResultSink, RowSink, RunSummary, StatsWriter};
 use crate::types::format::{RowFormat, ValueFormat};
@@ -121,6 +122,8 @@ pub struct Writer {
     max_observer_lag: Option<u64>,
     /// `--stats`: the graph's counts, and the latest.
     census: Option<(Census, GraphCounts)>,
+    /// The fully dynamic WCC path's fallback log and its rebuilds so far.
+    fallbacks: Option<(FallbackLog, u64)>,
 }
 
 /// Facts about the run the summary reports besides what the writer measured.
@@ -256,12 +259,28 @@ impl Writer {
             observed,
             max_observer_lag: None,
             census: None,
+            fallbacks: None,
         })
     }
 
     /// `--stats`: reports the census's counts with every epoch and in the summary.
     pub fn count_graph(&mut self, census: Census) {
         self.census = Some((census, GraphCounts::default()));
+    }
+
+    /// Reports the fully dynamic WCC path's fallback rebuilds with every epoch and in the summary.
+    pub fn count_fallbacks(&mut self, log: FallbackLog) {
+        self.fallbacks = Some((log, 0));
+    }
+
+    /// The fallback rebuilds of the times below `frontier` not counted yet (`None` unless the
+    /// fully dynamic WCC path runs).
+    fn fallbacks_below(&mut self, frontier: Time) -> Option<u64> {
+        self.fallbacks.as_mut().map(|(log, total)| {
+            let n = log.take_below(frontier);
+            *total += n;
+            n
+        })
     }
 
     /// The end of a windowed stream: writes every time below the final frontier (no new epoch).
@@ -287,6 +306,7 @@ impl Writer {
         if let Some((census, last)) = &mut self.census {
             *last = census.below(frontier);
         }
+        let fallbacks = self.fallbacks_below(frontier);
         if let Some(observed) = &mut self.observed {
             let last = observed.iter().flatten().map(|c| c.epoch).max();
             if let Some(epoch) = last {
@@ -303,6 +323,7 @@ impl Writer {
                     vertices: None,
                     edges: None,
                     triangles: None,
+                    wcc_fallbacks: fallbacks,
                 };
                 let view = EpochView { epoch, stats: &stats, changes: observed, replayed: false };
                 self.observers.epoch(&view).map_err(RunError::Observer)?;
@@ -357,10 +378,12 @@ impl Writer {
         if let Some(lag) = lag {
             self.max_observer_lag = Some(self.max_observer_lag.unwrap_or(0).max(lag));
         }
+        let frontier = event.map_or(epoch + 1, |e| e.frontier);
         let counts = self.census.as_mut().map(|(census, last)| {
-            *last = census.below(event.map_or(epoch + 1, |e| e.frontier));
+            *last = census.below(frontier);
             *last
         });
+        let fallbacks = self.fallbacks_below(frontier);
         let s = EpochStats {
             epoch,
             updates,
@@ -373,6 +396,7 @@ impl Writer {
             vertices: counts.map(|c| c.vertices),
             edges: counts.map(|c| c.edges),
             triangles: counts.and_then(|c| c.triangles),
+            wcc_fallbacks: fallbacks,
         };
         if let Some(observed) = &mut self.observed {
             let view = EpochView { epoch, stats: &s, changes: observed, replayed: quiet };
@@ -441,6 +465,7 @@ impl Writer {
             vertices: self.census.as_ref().map(|(_, c)| c.vertices),
             edges: self.census.as_ref().map(|(_, c)| c.edges),
             triangles: self.census.as_ref().and_then(|(_, c)| c.triangles),
+            wcc_fallbacks: self.fallbacks.as_ref().map(|(_, total)| *total),
         };
         if let Some(stats) = self.stats {
             stats.summary(&summary)?;

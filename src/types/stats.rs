@@ -47,6 +47,10 @@ pub struct EpochStats {
     /// `--stats` with `triangles` running: the graph's triangles after this epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triangles: Option<u64>,
+    /// With WCC on its fully dynamic path: how many times its forests were rebuilt from scratch
+    /// in this epoch (the bounded-work fallback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wcc_fallbacks: Option<u64>,
 }
 
 /// Latency percentiles over epochs 1.. (epoch 0 is the initial load and is reported apart).
@@ -154,6 +158,9 @@ pub struct RunSummary {
     /// `--stats` with `triangles` running: triangles after the last epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub triangles: Option<u64>,
+    /// With WCC on its fully dynamic path: its fallback rebuilds over the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wcc_fallbacks: Option<u64>,
 }
 
 impl RunSummary {
@@ -186,6 +193,7 @@ impl RunSummary {
             wall = self.wall_seconds,
         ) + &self.late_updates.map(|n| format!("; late updates dropped: {n}")).unwrap_or_default()
             + &self.end_seconds.map(|s| format!("; last windows closed in {s:.2}s at the end")).unwrap_or_default()
+            + &self.wcc_fallbacks.map(|n| format!("; wcc fallback rebuilds: {n}")).unwrap_or_default()
             + &self
                 .peak_rss_bytes_all_processes
                 .map(|b| format!("; peak memory of all processes {:.1} MiB", b as f64 / (1024.0 * 1024.0)))

@@ -102,7 +102,8 @@ fn run_dataflow(
         layout: driver::Layout::threads(scenario.workers),
         source: driver::Source::Memory(Arc::new(MemoryStream {
             vertices: vec![],
-            initial: stream.initial.iter().map(|&(s, d)| (s, d, None)).collect(),
+            // Consumed: the generated edges are freed once the driver's copy exists.
+            initial: stream.initial.into_iter().map(|(s, d)| (s, d, None)).collect(),
             updates: stream.updates,
             batch: stream.batch,
         })),
@@ -120,6 +121,7 @@ fn run_dataflow(
         updates_per_sec: s.updates_per_sec,
         latency: Latency::from(&s.latency),
         partial: s.partial,
+        wcc_fallbacks: s.wcc_fallbacks,
     };
     Ok(Outcome { measured, state: report.final_state.unwrap_or_default(), format })
 }

@@ -78,6 +78,7 @@ impl System for RipplesWindow {
             updates_per_sec: if seconds > 0.0 { updates as f64 / seconds } else { 0.0 },
             latency: Latency::of(&latencies),
             partial: report.summary.partial,
+            wcc_fallbacks: report.summary.wcc_fallbacks,
         };
         Ok(Outcome { measured, state: report.final_state.unwrap_or_default(), format: ValueFormat::Integer })
     }
