@@ -10,146 +10,18 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Child, Command};
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::pg::*;
 use common::process::*;
 use common::*;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use ripples::types::{Node, Update};
 
-const PASSWORD: &str = "correct horse battery";
 const BFS_UNREACHABLE: u64 = i64::MAX as u64;
-
-/// Whether `program --version` runs; without it the test is skipped (never under CI).
-fn have(program: &str, args: &[&str]) -> bool {
-    let ok = Command::new(program).args(args).output().is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!("{program} is missing, and CI is set: .ci/run must install it");
-        }
-        eprintln!("\n\n*** SKIPPED: {program} is not installed (apt-get install postgresql-client; pip install \"psycopg[binary]\") ***\n\n");
-    }
-    ok
-}
-
-fn clients() -> bool {
-    have("psql", &["--version"]) && have("python3", &["-c", "import psycopg"])
-}
-
-/// A running `ripples run ... --serve`, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-    stderr: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Waits until `path` holds a line containing `what`; panics with the file after PATIENCE or when
-/// `child` exits first.
-fn wait_line(path: &Path, what: &str, child: &mut Child) -> String {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let text = fs::read_to_string(path).unwrap_or_default();
-        if let Some(l) = text.lines().find(|l| l.contains(what)) {
-            return l.to_string();
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("ripples exited ({status}) before printing {what:?}:\n{text}");
-        }
-        assert!(Instant::now() < deadline, "no {what:?} within {PATIENCE:?}:\n{text}");
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn start(files: &Files, args: &[String]) -> Server {
-    let port = free_port();
-    let stderr = files.path(&format!("stderr-{port}.txt"));
-    let pw = files.write("password", &format!("{PASSWORD}\n"));
-    let mut child = bin()
-        .arg("run")
-        .args(args)
-        .args(["--serve".into(), format!("127.0.0.1:{port}"), "--serve-password-file".into(), s(&pw), "-q".into()])
-        .stdout(Stdio::null())
-        .stderr(fs::File::create(&stderr).unwrap())
-        .spawn()
-        .unwrap();
-    wait_line(&stderr, "serving SQL on", &mut child);
-    Server { child, port, stderr }
-}
-
-fn conninfo(port: u16) -> String {
-    format!("host=127.0.0.1 port={port} user=ripples dbname=ripples sslmode=disable connect_timeout=10")
-}
-
-/// `psql -At -c SQL`: its output, or its stderr (with the SQLSTATE) when it failed.
-fn psql_run(port: u16, password: &str, sql: &str) -> Output {
-    Command::new("psql")
-        .args([&conninfo(port), "-X", "-At", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose", "-c", sql])
-        .env("PGPASSWORD", password)
-        .output()
-        .unwrap()
-}
-
-fn psql(port: u16, sql: &str) -> String {
-    let out = psql_run(port, PASSWORD, sql);
-    assert!(out.status.success(), "psql -c {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// psql's error text for a statement that must fail.
-fn psql_error(port: u16, sql: &str) -> String {
-    let out = psql_run(port, PASSWORD, sql);
-    assert!(!out.status.success(), "psql -c {sql:?} should fail, printed {}", String::from_utf8_lossy(&out.stdout));
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn wait_epoch(port: u16, epoch: u64) {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let out = psql_run(port, PASSWORD, "SELECT ripples_epoch()");
-        let now: Option<u64> = String::from_utf8_lossy(&out.stdout).trim().parse().ok();
-        if now.is_some_and(|n| n >= epoch) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "epoch {epoch} not served within {PATIENCE:?} (now {now:?})");
-        thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A random stream on ids below 2^63 (small ones and a few above 2^32), insertions and
-/// deletions of present edges.
-fn stream(seed: u64, epochs: usize) -> Vec<Vec<Update>> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let ids: Vec<Node> = (0..24u64).map(|k| if k % 7 == 3 { (1 << 33) + k } else { k }).collect();
-    let mut present: Vec<(Node, Node)> = Vec::new();
-    (0..epochs)
-        .map(|_| {
-            (0..rng.gen_range(1..=6))
-                .map(|_| {
-                    if rng.gen_bool(0.3) && !present.is_empty() {
-                        let (s, d) = present.swap_remove(rng.gen_range(0..present.len()));
-                        Update::delete(s, d)
-                    } else {
-                        let e = (ids[rng.gen_range(0..ids.len())], ids[rng.gen_range(0..ids.len())]);
-                        present.push(e);
-                        Update::insert(e.0, e.1)
-                    }
-                })
-                .collect()
-        })
-        .collect()
-}
 
 /// The oracles' wcc and bfs (from `source`) after each epoch `0..=epochs.len()` (0 is empty).
 fn oracle(epochs: &[Vec<Update>], source: Node) -> Vec<(BTreeMap<Node, Node>, BTreeMap<Node, u64>)> {
@@ -178,10 +50,6 @@ fn table(rows: &str) -> BTreeMap<Node, u64> {
             (k.parse().unwrap(), v.parse().unwrap())
         })
         .collect()
-}
-
-fn map_text<V: std::fmt::Display>(m: &BTreeMap<Node, V>) -> String {
-    m.iter().map(|(k, v)| format!("{k}|{v}\n")).collect()
 }
 
 const PSYCOPG: &str = r#"
@@ -280,7 +148,7 @@ fn sql_over_a_followed_stream_agrees_with_the_oracles() {
     }
     let seed = 0x5e7e;
     let files = Files::new();
-    let epochs = stream(seed, 12);
+    let epochs = stream(seed, 12, 24, 1..=6);
     let source: Node = 1;
     let want = oracle(&epochs, source);
     let followed = files.write("live.txt", "# updates\n");
@@ -296,6 +164,8 @@ fn sql_over_a_followed_stream_agrees_with_the_oracles() {
             "--output-dir".into(),
             s(&dir),
         ],
+        1,
+        Auth::Password,
     );
     let port = server.port;
     let ctx = |what: &str| format!("{what} (seed {seed:#x})");
@@ -497,7 +367,7 @@ fn retention_linger_and_refusals() {
         return;
     }
     let files = Files::new();
-    let epochs = stream(7, 8);
+    let epochs = stream(7, 8, 24, 1..=6);
     let want = oracle(&epochs, 0);
     let updates: String = epochs
         .iter()
@@ -539,8 +409,10 @@ fn retention_linger_and_refusals() {
             "2".into(),
             "--serve-linger".into(),
         ],
+        1,
+        Auth::Password,
     );
-    wait_line(&server.stderr.clone(), "still serving", &mut server.child);
+    wait_line(&server.stderr.clone(), "still serving", server.child());
     let port = server.port;
     assert_eq!(psql(port, "SELECT ripples_epoch()").trim(), last.to_string());
     assert_eq!(psql(port, "SELECT vertex, value FROM wcc ORDER BY vertex"), map_text(&want[last as usize].0));
@@ -569,15 +441,17 @@ fn retention_linger_and_refusals() {
     let mut server = start(
         &files,
         &["wcc".into(), "--updates".into(), s(&file), "--serve-max-rows".into(), "3".into(), "--serve-linger".into()],
+        1,
+        Auth::Password,
     );
-    wait_line(&server.stderr.clone(), "still serving", &mut server.child);
+    wait_line(&server.stderr.clone(), "still serving", server.child());
     let err = psql_error(server.port, "SELECT * FROM wcc");
     assert!(err.contains("54000") && err.contains("--serve-max-rows"), "{err}");
     assert_eq!(psql(server.port, "SELECT count(*) > 3 FROM wcc").trim(), "1");
     // The connection limit and statement timeout are covered by their flags' errors.
-    let mut term = Command::new("kill").args(["-TERM", &server.child.id().to_string()]).spawn().unwrap();
+    let mut term = Command::new("kill").args(["-TERM", &server.child().id().to_string()]).spawn().unwrap();
     term.wait().unwrap();
-    let status = wait_exit(&mut server.child, PATIENCE, "linger");
+    let status = wait_exit(server.child(), PATIENCE, "linger");
     assert!(status.success(), "SIGTERM ends a lingering server cleanly: {status}");
 }
 
@@ -663,8 +537,10 @@ fn tls_connection_limit_statement_timeout_and_cancel() {
             "1500".into(),
             "--serve-linger".into(),
         ],
+        1,
+        Auth::Password,
     );
-    wait_line(&server.stderr.clone(), "still serving", &mut server.child);
+    wait_line(&server.stderr.clone(), "still serving", server.child());
     let port = server.port;
     let out = Command::new("psql")
         .args([&conninfo(port).replace("sslmode=disable", "sslmode=require"), "-X", "-c", "\\conninfo"])

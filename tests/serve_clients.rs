@@ -10,146 +10,18 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Command;
 
+use common::pg::*;
 use common::process::*;
-use common::session::two_process_hostfile;
 use common::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ripples::types::{Node, Update};
 
-fn have(program: &str, args: &[&str], install: &str) -> bool {
-    let ok = Command::new(program).args(args).output().is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("CI").is_some() {
-            panic!("{program} is missing, and CI is set: .ci/run must install it ({install})");
-        }
-        eprintln!("\n\n*** SKIPPED: {program} is not installed ({install}) ***\n\n");
-    }
-    ok
-}
-
-fn clients() -> bool {
-    have("psql", &["--version"], "apt-get install postgresql-client")
-        && have("python3", &["-c", "import psycopg"], "pip install \"psycopg[binary]\"")
-}
-
 /// The PostgreSQL JDBC driver Debian installs (`libpostgresql-jdbc-java`).
 const JDBC_JAR: &str = "/usr/share/java/postgresql.jar";
-
-/// The running processes of one `ripples run ... --serve` (process 0 serves), killed when dropped.
-struct Server {
-    children: Vec<Child>,
-    port: u16,
-    stderr: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn wait_line(path: &Path, what: &str, child: &mut Child) -> String {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let text = fs::read_to_string(path).unwrap_or_default();
-        if let Some(l) = text.lines().find(|l| l.contains(what)) {
-            return l.to_string();
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("ripples exited ({status}) before printing {what:?}:\n{text}");
-        }
-        assert!(Instant::now() < deadline, "no {what:?} within {PATIENCE:?}:\n{text}");
-        thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Starts `ripples run ARGS --serve 127.0.0.1:PORT --serve-trust` as `processes` processes
-/// (each with `-n/-p/--hostfile` when more than one), and waits until process 0 serves.
-fn start(files: &Files, args: &[String], processes: usize) -> Server {
-    let port = free_port();
-    let hostfile = (processes > 1).then(|| two_process_hostfile(files).0);
-    let mut children = Vec::new();
-    for p in 0..processes {
-        let stderr = files.path(&format!("stderr-{port}-{p}.txt"));
-        let mut cmd = bin();
-        cmd.arg("run").args(args).args(["--serve", &format!("127.0.0.1:{port}"), "--serve-trust", "-q"]);
-        if let Some(h) = &hostfile {
-            cmd.args(["-n", &processes.to_string(), "-p", &p.to_string(), "--hostfile", &s(h)]);
-        }
-        children.push(
-            cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(fs::File::create(&stderr).unwrap()).spawn().unwrap(),
-        );
-    }
-    let stderr = files.path(&format!("stderr-{port}-0.txt"));
-    wait_line(&stderr, "serving SQL on", &mut children[0]);
-    Server { children, port, stderr }
-}
-
-fn conninfo(port: u16) -> String {
-    format!("host=127.0.0.1 port={port} user=ripples dbname=ripples sslmode=disable connect_timeout=10")
-}
-
-fn psql_run(port: u16, sql: &str) -> Output {
-    Command::new("psql")
-        .args([&conninfo(port), "-X", "-At", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose", "-c", sql])
-        .output()
-        .unwrap()
-}
-
-fn psql(port: u16, sql: &str) -> String {
-    let out = psql_run(port, sql);
-    assert!(out.status.success(), "psql -c {sql:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn served_epoch(port: u16) -> Option<u64> {
-    String::from_utf8_lossy(&psql_run(port, "SELECT ripples_epoch()").stdout).trim().parse().ok()
-}
-
-fn wait_epoch(port: u16, epoch: u64) {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let now = served_epoch(port);
-        if now.is_some_and(|n| n >= epoch) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "epoch {epoch} not served within {PATIENCE:?} (now {now:?})");
-        thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A random stream of insertions and deletions of present edges, ids below 2^63.
-fn stream(seed: u64, epochs: usize, batch: usize) -> Vec<Vec<Update>> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let ids: Vec<Node> = (0..30u64).map(|k| if k % 7 == 3 { (1 << 33) + k } else { k }).collect();
-    let mut present: Vec<(Node, Node)> = Vec::new();
-    (0..epochs)
-        .map(|_| {
-            (0..batch)
-                .map(|_| {
-                    if rng.gen_bool(0.3) && !present.is_empty() {
-                        let (s, d) = present.swap_remove(rng.gen_range(0..present.len()));
-                        Update::delete(s, d)
-                    } else {
-                        let e = (ids[rng.gen_range(0..ids.len())], ids[rng.gen_range(0..ids.len())]);
-                        present.push(e);
-                        Update::insert(e.0, e.1)
-                    }
-                })
-                .collect()
-        })
-        .collect()
-}
 
 /// The oracle's wcc after each epoch `0..=epochs.len()`.
 fn oracle(epochs: &[Vec<Update>]) -> Vec<BTreeMap<Node, Node>> {
@@ -165,10 +37,6 @@ fn oracle(epochs: &[Vec<Update>]) -> Vec<BTreeMap<Node, Node>> {
 
 fn update_lines(updates: &[Update]) -> String {
     updates.iter().map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst)).collect()
-}
-
-fn map_text<V: std::fmt::Display>(m: &BTreeMap<Node, V>) -> String {
-    m.iter().map(|(k, v)| format!("{k}|{v}\n")).collect()
 }
 
 /// psycopg: a named (server-side) cursor read `itersize` rows per FETCH, COPY with a parameter
@@ -298,7 +166,7 @@ fn cursors_row_limits_copy_and_jdbc_over_the_extended_protocol() {
     let ctx = |what: &str| format!("{what} (seed {seed:#x})");
     let files = Files::new();
     let batch = 6;
-    let epochs = stream(seed, 8, batch);
+    let epochs = stream(seed, 8, 30, batch..=batch);
     let want = oracle(&epochs);
     let last = epochs.len() as u64;
     let updates = files.write("u.txt", &epochs.iter().map(|e| update_lines(e)).collect::<String>());
@@ -316,9 +184,10 @@ fn cursors_row_limits_copy_and_jdbc_over_the_extended_protocol() {
             "--serve-linger".into(),
         ],
         1,
+        Auth::Trust,
     );
     let stderr = server.stderr.clone();
-    wait_line(&stderr, "still serving", &mut server.children[0]);
+    wait_line(&stderr, "still serving", server.child());
     let port = server.port;
     let e = last - 2;
     let at_e = &want[e as usize];
@@ -455,9 +324,10 @@ fn windowed_runs_serve_the_completed_epochs() {
             "--serve-linger".into(),
         ],
         1,
+        Auth::Trust,
     );
     let stderr = server.stderr.clone();
-    wait_line(&stderr, "still serving", &mut server.children[0]);
+    wait_line(&stderr, "still serving", server.child());
     let port = server.port;
     let log = parse_changes(&read(&changes));
     assert!(log.iter().any(|c| c.diff < 0), "the windows never expire anything (seed {seed:#x})");
@@ -486,13 +356,13 @@ fn live_input_on_one_and_two_processes() {
         return;
     }
     let seed = 0x1157;
-    let epochs = stream(seed, 8, 5);
+    let epochs = stream(seed, 8, 30, 5..=5);
     let want = oracle(&epochs);
     for processes in [1usize, 2] {
         let ctx = |what: &str| format!("{what} ({processes} process(es), seed {seed:#x})");
         let files = Files::new();
         let input = free_port();
-        let server = start(&files, &["wcc".into(), "--listen".into(), input.to_string()], processes);
+        let server = start(&files, &["wcc".into(), "--listen".into(), input.to_string()], processes, Auth::Trust);
         let (mut producer, ready) = Producer::connect_retry(input);
         assert_eq!(ready, 1);
         for (i, updates) in epochs.iter().enumerate() {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod live;
+pub mod pg;
 pub mod process;
 pub mod session;
 
