@@ -204,15 +204,7 @@ impl Writer {
         for (plan, format) in plans.iter().filter_map(|p| p.vertex.map(|f| (p, f))) {
             let name = plan.algorithm.clone();
             sink_names.push(name.clone());
-            let (changes, output) = match &options.output_dir {
-                Some(dir) => {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|e| RunError::Other(format!("cannot create {}: {}", dir.display(), e)))?;
-                    (Some(dir.join(format!("{}.changes", name))), Some(dir.join(format!("{}.out", name))))
-                }
-                None if single => (options.changes.clone(), options.output.clone()),
-                None => (None, None),
-            };
+            let (changes, output) = files(&name)?;
             sinks.push(ResultSink::new_resuming(
                 format,
                 changes.as_deref(),
