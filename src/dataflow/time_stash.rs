@@ -7,6 +7,9 @@
 //!   ever sees insertions at that time);
 //! * [`TimeStash::next_complete`]: the next time the frontier has passed — complete, nothing
 //!   more can arrive for it.
+//!
+//! [`TimeBatches`] is the same by time, but each time's records go into a batch of the
+//! operator's own making (say, one that keeps them compact and consolidated while they arrive).
 
 use std::collections::BTreeMap;
 
@@ -55,5 +58,33 @@ impl<D> TimeStash<D> {
         }
         let (cap, records) = self.pending.pop_first()?.1;
         Some((t, cap, records))
+    }
+}
+
+/// A batch per time, with a capability for it, handed back a whole time at a time, in time order
+/// (see the module docs).
+pub(crate) struct TimeBatches<B> {
+    pending: BTreeMap<Time, (Capability<Time>, B)>,
+}
+
+impl<B: Default> TimeBatches<B> {
+    pub(crate) fn new() -> Self {
+        TimeBatches { pending: BTreeMap::new() }
+    }
+
+    /// The batch of `time` (empty if new), holding a capability for it (output port 0).
+    pub(crate) fn batch(&mut self, cap: &InputCapability<Time>, time: Time) -> &mut B {
+        &mut self.pending.entry(time).or_insert_with(|| (cap.delayed(&time, 0), B::default())).1
+    }
+
+    /// The earliest time the frontier has passed (complete), with its capability and batch;
+    /// `None` when there is none.
+    pub(crate) fn next_complete(&mut self, frontier: &MutableAntichain<Time>) -> Option<(Time, Capability<Time>, B)> {
+        let (&t, _) = self.pending.first_key_value()?;
+        if frontier.less_equal(&t) {
+            return None;
+        }
+        let (cap, batch) = self.pending.pop_first()?.1;
+        Some((t, cap, batch))
     }
 }

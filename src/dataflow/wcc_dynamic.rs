@@ -61,8 +61,11 @@
 //! *State:* at worker 0, per link ~40–60 bytes (a 24-byte record, its hash-map entry, two
 //! adjacency entries, the vectors' slack), per vertex ~90 bytes (id, label, counts, two
 //! adjacency vectors, search marks). Vertices that left the result keep their (empty) record.
-//! The peak comes at an initial graph: the operator stashes a time's records whole until the
-//! time is complete (40 bytes each), then sorts a copy (24 bytes each) before applying it.
+//! The peak comes at an initial graph: the operator keeps a time's records until the time is
+//! complete, 24 bytes each (`(a, b, diff)` with `a <= b`, consolidated in place whenever their
+//! vector is full, so duplicate copies do not pile up), then sorts and consolidates them in place
+//! and applies them; they are freed once the time is applied (the driver feeds a large initial
+//! graph in chunks with worker steps between them, so the records do not wait in channels).
 //! *Cost:* an insertion O(1) plus the relabelling of the side whose label changes (the output itself); a non-tree deletion O(1); a
 //! forest-edge deletion at most twice the smaller side's adjacency (often much less: the search
 //! stops at the first replacement), plus on a split the relabelling of the side whose label
@@ -104,7 +107,7 @@ use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::vec::Map;
 use timely::dataflow::operators::Concat;
 
-use super::time_stash::TimeStash;
+use super::time_stash::TimeBatches;
 use super::union_find::DenseUnionFind;
 use super::{Algorithm, GraphInput, ResultCollection};
 use crate::types::{Diff, Node, Time};
@@ -225,6 +228,32 @@ fn consolidate(changes: &mut Vec<((Node, Node), Diff)>) {
     }
     changes.truncate(w);
     changes.retain(|c| c.1 != 0);
+}
+
+/// Times with at least this many (consolidated) edge changes free their list while it is
+/// applied, in steps of this many.
+const FREE_AS_APPLIED: usize = 1 << 16;
+
+/// Puts edge copy changes `(a, b, diff)` in canonical form (`a <= b`), sorts them by pair, sums
+/// the diffs of each pair and drops zeros, in place.
+fn consolidate_edges(edges: &mut Vec<(Node, Node, Diff)>) {
+    for e in edges.iter_mut() {
+        if e.0 > e.1 {
+            *e = (e.1, e.0, e.2);
+        }
+    }
+    edges.sort_unstable_by_key(|e| (e.0, e.1));
+    let mut w = 0;
+    for r in 0..edges.len() {
+        if w > 0 && (edges[w - 1].0, edges[w - 1].1) == (edges[r].0, edges[r].1) {
+            edges[w - 1].2 += edges[r].2;
+        } else {
+            edges[w] = edges[r];
+            w += 1;
+        }
+    }
+    edges.truncate(w);
+    edges.retain(|e| e.2 != 0);
 }
 
 /// A vertex's bookkeeping.
@@ -404,20 +433,12 @@ impl DynamicForest {
         self.budget = (self.factor * (self.pairs.len() + self.present) as f64).min(u64::MAX as f64) as u64;
         self.work = 0;
         self.degraded = false;
-        for e in edges.iter_mut() {
-            if e.0 > e.1 {
-                *e = (e.1, e.0, e.2);
-            }
+        consolidate_edges(edges);
+        // A large time (an initial graph): room for every new pair at once, so that the pair
+        // map does not double (old and new table side by side) at the peak.
+        if edges.len() >= FREE_AS_APPLIED {
+            self.pairs.reserve(edges.iter().filter(|e| e.2 > 0).count());
         }
-        edges.sort_unstable_by_key(|e| (e.0, e.1));
-        let mut net: Vec<(Node, Node, Diff)> = Vec::with_capacity(edges.len());
-        for &(a, b, d) in edges.iter() {
-            match net.last_mut() {
-                Some(last) if last.0 == a && last.1 == b => last.2 += d,
-                _ => net.push((a, b, d)),
-            }
-        }
-        edges.clear();
         for &(v, d) in fixed {
             if d > 0 {
                 let x = self.vertex(v);
@@ -425,13 +446,37 @@ impl DynamicForest {
                 self.appear(x);
             }
         }
-        for &(a, b, d) in &net {
-            if d > 0 {
-                self.insert(a, b, d as u64);
+        if edges.len() < FREE_AS_APPLIED {
+            for &(a, b, d) in edges.iter() {
+                if d > 0 {
+                    self.insert(a, b, d as u64);
+                }
             }
-        }
-        for &(a, b, d) in &net {
-            if d < 0 {
+            for &(a, b, d) in edges.iter() {
+                if d < 0 {
+                    self.delete(a, b, d.unsigned_abs() as u64);
+                }
+            }
+            edges.clear();
+        } else {
+            // A large time (an initial graph): the same order, but the list is consumed from
+            // its end (reversed first) and shrinks as the forest grows; deletions wait aside.
+            edges.reverse();
+            let mut deletions = Vec::new();
+            let mut taken = 0;
+            while let Some((a, b, d)) = edges.pop() {
+                if d > 0 {
+                    self.insert(a, b, d as u64);
+                } else {
+                    deletions.push((a, b, d));
+                }
+                taken += 1;
+                if taken.is_multiple_of(FREE_AS_APPLIED) {
+                    edges.shrink_to_fit();
+                }
+            }
+            edges.shrink_to_fit();
+            for (a, b, d) in deletions {
                 self.delete(a, b, d.unsigned_abs() as u64);
             }
         }
@@ -1075,6 +1120,35 @@ pub fn wcc_dynamic<'a>(
     forest_operator(edges.concat(vertices), |_x: &Event| 0u64, "WccDynamicForest", forest, log).as_collection()
 }
 
+/// Records of one time below this many are applied without consolidating them on arrival, and
+/// a larger output buffer is not kept for the next time.
+const SMALL: usize = 1 << 14;
+
+/// One time's records at a forest operator: vertex-file changes, and edge copy changes as
+/// `(a, b, diff)` with `a <= b` (24 bytes each), consolidated in place whenever the vector is
+/// full, so that the copies of an initial graph do not pile up (duplicates and `+1 -1` pairs
+/// cancel while they arrive). [`DynamicForest::apply`] consolidates once more, so the result
+/// does not depend on when this happened.
+#[derive(Default)]
+struct TimeBatch {
+    fixed: Vec<(Node, Diff)>,
+    edges: Vec<(Node, Node, Diff)>,
+}
+
+impl TimeBatch {
+    fn push_edge(&mut self, a: Node, b: Node, diff: Diff) {
+        let edges = &mut self.edges;
+        if edges.len() == edges.capacity() && edges.len() >= SMALL {
+            consolidate_edges(edges);
+            // At least as many pushes again before the next consolidation.
+            if edges.len() * 2 > edges.capacity() {
+                edges.reserve(edges.len());
+            }
+        }
+        edges.push((a.min(b), a.max(b), diff));
+    }
+}
+
 /// `forest` as an operator: records are routed by `route`, each time is applied once the frontier
 /// has passed it, in time order, and its output emitted at that time; its fallback rebuilds are
 /// recorded in `log` at that time.
@@ -1090,36 +1164,35 @@ fn forest_operator<'a>(
         name,
         move |_capability, _info| {
             let mut forest = forest;
-            let mut stash: TimeStash<Event> = TimeStash::new();
-            let mut fixed = Vec::new();
-            let mut copies = Vec::new();
+            let mut stash: TimeBatches<TimeBatch> = TimeBatches::new();
             let mut changes = Vec::new();
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
-                    for record in data.drain(..) {
-                        stash.stash(&cap, record.1, record);
-                    }
-                });
-                // Times the frontier has passed are complete: apply them in order.
-                while let Some((t, cap, records)) = stash.next_complete(frontier) {
-                    fixed.clear();
-                    copies.clear();
-                    for ((a, b, kind), _t, diff) in records {
+                    for ((a, b, kind), t, diff) in data.drain(..) {
+                        let batch = stash.batch(&cap, t);
                         if kind == 1 {
-                            fixed.push((a, diff));
+                            batch.fixed.push((a, diff));
                         } else {
-                            copies.push((a, b, diff));
+                            batch.push_edge(a, b, diff);
                         }
                     }
+                });
+                // Times the frontier has passed are complete: apply them in order (the batch
+                // is freed once applied).
+                while let Some((t, cap, mut batch)) = stash.next_complete(frontier) {
                     changes.clear();
                     let before = forest.fallbacks();
-                    forest.apply(&fixed, &mut copies, &mut changes);
+                    forest.apply(&batch.fixed, &mut batch.edges, &mut changes);
+                    drop(batch);
                     if let Some(log) = &log {
                         log.record(t, forest.fallbacks() - before);
                     }
                     let mut session = output.session(&cap);
                     for &(record, diff) in &changes {
                         session.give((record, t, diff));
+                    }
+                    if changes.capacity() > SMALL {
+                        changes = Vec::new();
                     }
                 }
             }
@@ -1288,6 +1361,113 @@ mod tests {
         out.sort();
         assert_eq!(out, vec![((1, 1), -1), ((2, 1), -1), ((2, 2), 1), ((3, 1), -1), ((3, 2), 1)]);
         assert!(forest.big.is_empty());
+    }
+
+    /// A large time through the operator's batch (consolidated whenever its vector is full) and
+    /// the freeing path of `apply` gives the same output as the plain list through the plain
+    /// path, time after time, and labels equal to the oracle.
+    #[test]
+    fn large_batches_equal_plain_lists() {
+        let seed = 7;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (mut batched, mut plain) = (DynamicForest::new(DEFAULT_BUDGET), DynamicForest::new(DEFAULT_BUDGET));
+        let mut counts: BTreeMap<(Node, Node), i64> = BTreeMap::new();
+        let mut state = BTreeMap::new();
+        for t in 0..4 {
+            let mut records: Vec<(Node, Node, Diff)> = Vec::new();
+            let present: Vec<(Node, Node)> = counts.keys().copied().collect();
+            let size = if t == 2 { 1_000 } else { 150_000 };
+            for _ in 0..size {
+                if !present.is_empty() && rng.gen_bool(0.3) {
+                    let (a, b) = present[rng.gen_range(0..present.len())];
+                    let c = counts.get_mut(&(a, b)).expect("present");
+                    if *c > 0 {
+                        *c -= 1;
+                        records.push(if rng.gen_bool(0.5) { (a, b, -1) } else { (b, a, -1) });
+                    }
+                } else {
+                    let (a, b) = (rng.gen_range(0..60_000u64), rng.gen_range(0..60_000u64));
+                    *counts.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+                    records.push((a, b, 1));
+                }
+            }
+            counts.retain(|_, c| *c > 0);
+            let mut batch = TimeBatch::default();
+            for &(a, b, d) in &records {
+                batch.push_edge(a, b, d);
+            }
+            assert!(batch.edges.len() < records.len() || size < SMALL, "t {t}: never consolidated");
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            batched.apply(&[], &mut batch.edges, &mut got);
+            plain.apply(&[], &mut records, &mut want);
+            got.sort();
+            want.sort();
+            assert!(got == want, "seed {seed} t {t}: outputs differ");
+            absorb(&mut state, &got, &format!("seed {seed} t {t}"));
+            let edges: Vec<(Node, Node, f64)> = counts.keys().map(|&(a, b)| (a, b, 1.0)).collect();
+            let vertices = crate::oracle::vertex_set(std::iter::empty(), &edges);
+            assert!(state == crate::oracle::wcc(&vertices, &edges), "seed {seed} t {t}: labels differ from the oracle");
+        }
+    }
+
+    /// Where a forest's bytes go on the `wcc-window` scenario: its window (the first 1 M edges
+    /// of R-MAT scale 20) loaded, then after its 500 epochs (1,000 edges in, 1,000 out):
+    /// `cargo test --lib memory_shares -- --ignored --nocapture`. Heap blocks are counted as
+    /// glibc rounds them (16-byte steps, 32 bytes at least, 8 of header).
+    #[test]
+    #[ignore]
+    fn memory_shares() {
+        fn block(bytes: usize) -> usize {
+            if bytes == 0 {
+                0
+            } else {
+                (bytes + 8).div_ceil(16).max(2) * 16
+            }
+        }
+        fn map<K, V>(m: &FxHashMap<K, V>) -> usize {
+            let buckets = if m.capacity() == 0 { 0 } else { (m.capacity() * 8 / 7).next_power_of_two() };
+            buckets * (std::mem::size_of::<(K, V)>() + 1)
+        }
+        fn report(forest: &DynamicForest, edges: usize) {
+            let vertices = forest.vertices.len();
+            let records = forest.vertices.capacity() * std::mem::size_of::<Vertex>();
+            let lists: usize =
+                forest.vertices.iter().map(|v| block(v.tree.capacity() * 4) + block(v.other.capacity() * 4)).sum();
+            let index = map(&forest.index);
+            let links = forest.links.capacity() * std::mem::size_of::<Link>();
+            let pairs = map(&forest.pairs);
+            let total = records + lists + index + links + pairs;
+            let per = |b: usize| b as f64 / edges as f64;
+            println!(
+                "{edges} live edges, {vertices} vertex records, {} links: per live edge {:.1} B = vertex records \
+                 {:.1} ({} B each) + adjacency lists {:.1} + vertex index {:.1} + links {:.1} + pair map {:.1}; \
+                 per vertex {:.1} B (record, lists, index)",
+                forest.links(),
+                per(total),
+                per(records),
+                std::mem::size_of::<Vertex>(),
+                per(lists),
+                per(index),
+                per(links),
+                per(pairs),
+                (records + lists + index) as f64 / vertices as f64,
+            );
+        }
+        let edges = crate::sources::generate::rmat(20, 16, 1);
+        let window = 1_000_000;
+        let mut forest = DynamicForest::new(DEFAULT_BUDGET);
+        let mut out = Vec::new();
+        let mut batch: Vec<(Node, Node, Diff)> = edges[..window].iter().map(|&(a, b)| (a, b, 1)).collect();
+        forest.apply(&[], &mut batch, &mut out);
+        report(&forest, window);
+        for e in 0..500 {
+            let (lo, hi) = (e * 1_000, window + e * 1_000);
+            let mut batch: Vec<(Node, Node, Diff)> = edges[hi..hi + 1_000].iter().map(|&(a, b)| (a, b, 1)).collect();
+            batch.extend(edges[lo..lo + 1_000].iter().map(|&(a, b)| (a, b, -1)));
+            out.clear();
+            forest.apply(&[], &mut batch, &mut out);
+        }
+        report(&forest, window);
     }
 
     #[test]

@@ -29,6 +29,9 @@ use crate::dataflow::Position;
 use crate::sources::window::WindowSpec;
 use crate::types::{Diff, Edge, Time};
 
+/// Insertions handed over between worker steps when an epoch's list is longer.
+const FEED_CHUNK: usize = 1 << 16;
+
 /// The arrivals input: edge copies with their positions in the stream.
 pub type ArrivalsInput = InputSession<Time, (Position, Edge), Diff>;
 
@@ -74,9 +77,7 @@ impl Feeder {
                 arrivals.update(((epoch.number, worker.index() as u64, i as u64), e), d);
             }
         }
-        for e in epoch.inserts {
-            self.edges_in.update(e, 1);
-        }
+        self.feed_inserts(worker, epoch.inserts);
         for (e, d) in epoch.changes {
             self.edges_in.update(e, d);
         }
@@ -88,6 +89,32 @@ impl Feeder {
             }
             // Timed copies only exist in windowed runs.
             (None, _) => debug_assert!(epoch.timed.is_empty()),
+        }
+    }
+
+    /// Feeds `inserts` (one insertion per copy, in order). A large initial graph is fed in chunks,
+    /// flushed and followed by a worker step each, and the list shrinks as it goes: the copies
+    /// then move into the operators' state as they are fed instead of piling up in the input's
+    /// buffers and channels first, and the list's memory is returned while they do. (The chunks
+    /// stay in the input's current time: only the handing over is spread out.)
+    fn feed_inserts(&mut self, worker: &mut Worker, mut inserts: Vec<Edge>) {
+        if inserts.len() <= FEED_CHUNK {
+            for e in inserts {
+                self.edges_in.update(e, 1);
+            }
+            return;
+        }
+        // Reversed, the next chunk is at the end: fed, then cut off (in place, no copy).
+        inserts.reverse();
+        while !inserts.is_empty() {
+            let rest = inserts.len().saturating_sub(FEED_CHUNK);
+            for &e in inserts[rest..].iter().rev() {
+                self.edges_in.update(e, 1);
+            }
+            inserts.truncate(rest);
+            inserts.shrink_to_fit();
+            self.edges_in.flush();
+            worker.step();
         }
     }
 

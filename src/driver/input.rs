@@ -64,6 +64,62 @@ pub struct MemoryStream {
     pub batch: usize,
 }
 
+/// Converts `list` into a new vector, element by element in order, taking the elements off
+/// its end in chunks and shrinking it as it goes: at no moment do both vectors hold the whole
+/// list (the new one is filled back to front, then reversed in place).
+pub fn convert_shrinking<S, T>(mut list: Vec<S>, mut f: impl FnMut(S) -> T) -> Vec<T> {
+    let n = list.len();
+    convert_tail(&mut list, n, &mut f)
+}
+
+/// [`convert_shrinking`] of the last `n` elements of `list` (they leave it).
+fn convert_tail<S, T>(list: &mut Vec<S>, n: usize, f: &mut impl FnMut(S) -> T) -> Vec<T> {
+    const CHUNK: usize = 1 << 16;
+    let stop = list.len() - n.min(list.len());
+    let mut out = Vec::with_capacity(list.len() - stop);
+    while list.len() > stop {
+        let rest = list.len().saturating_sub(CHUNK).max(stop);
+        out.extend(list.drain(rest..).rev().map(&mut *f));
+        list.shrink_to_fit();
+    }
+    out.reverse();
+    out
+}
+
+/// A memory stream's initial graph, taken out of the stream before the workers start (when
+/// the run is the stream's only owner): each local worker's share, converted, for it to take.
+/// The stream's own copy is then gone before epoch 0 is fed, and each share is freed as it is
+/// fed.
+#[derive(Debug, Default)]
+pub struct TakenInitial(Vec<std::sync::Mutex<Option<Vec<Edge>>>>);
+
+impl TakenInitial {
+    /// Takes the initial graph out of `source` if it is a memory stream owned by nothing else,
+    /// cut into the shares of `peers` workers, of which `local` (global indices) are kept.
+    pub fn take(source: &mut Source, peers: usize, local: std::ops::Range<usize>) -> Option<Self> {
+        let Source::Memory(stream) = source else { return None };
+        let stream = Arc::get_mut(stream)?;
+        let mut list = std::mem::take(&mut stream.initial);
+        let len = list.len();
+        let mut shares: Vec<Option<Vec<Edge>>> = (0..peers).map(|_| None).collect();
+        let mut convert = |(s, d, w): (Node, Node, Option<f64>)| (s, d, weight_bits(w));
+        for index in (0..peers).rev() {
+            let r = range(len, index, peers);
+            if local.contains(&index) {
+                shares[index] = Some(convert_tail(&mut list, r.len(), &mut convert));
+            } else {
+                list.truncate(r.start);
+                list.shrink_to_fit();
+            }
+        }
+        Some(TakenInitial(shares.into_iter().map(std::sync::Mutex::new).collect()))
+    }
+
+    fn share(&self, index: usize) -> Option<Vec<Edge>> {
+        self.0.get(index)?.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take()
+    }
+}
+
 /// Why a run could not start: the same on every worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -232,6 +288,7 @@ pub fn load(
     source: &Source,
     trusted: bool,
     window: Option<&WindowSpec>,
+    taken: Option<&TakenInitial>,
 ) -> Result<(WorkerShare, InputFacts), InputFailure> {
     let index = worker.index();
     let peers = worker.peers();
@@ -322,10 +379,13 @@ pub fn load(
         }
         Source::Memory(stream) => {
             batch = Some(stream.batch.max(1));
-            share.initial = stream.initial[range(stream.initial.len(), index, peers)]
-                .iter()
-                .map(|&(s, d, w)| (s, d, weight_bits(w)))
-                .collect();
+            share.initial = match taken.and_then(|t| t.share(index)) {
+                Some(initial) => initial,
+                None => stream.initial[range(stream.initial.len(), index, peers)]
+                    .iter()
+                    .map(|&(s, d, w)| (s, d, weight_bits(w)))
+                    .collect(),
+            };
             share.vertices = stream.vertices[range(stream.vertices.len(), index, peers)].to_vec();
             // Only deletions need line numbers (for validation messages).
             updates = stream
@@ -497,6 +557,45 @@ pub fn load(
         window: window_facts,
     };
     Ok((share, facts))
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use super::*;
+
+    #[test]
+    fn converting_while_shrinking_keeps_the_order() {
+        for n in [0usize, 1, 65_535, 65_536, 65_537, 200_001] {
+            let list: Vec<u32> = (0..n as u32).collect();
+            let out = convert_shrinking(list, |x| (x as u64) * 3);
+            assert_eq!(out.len(), n);
+            assert!(out.iter().enumerate().all(|(i, &x)| x == i as u64 * 3), "length {n}");
+        }
+    }
+
+    #[test]
+    fn the_initial_graph_is_taken_only_from_a_stream_owned_by_the_run() {
+        let stream = || MemoryStream {
+            initial: (0..100_003u64).map(|i| (i, i + 1, (i % 3 == 0).then_some(2.5))).collect(),
+            batch: 1,
+            ..MemoryStream::default()
+        };
+        let want: Vec<Edge> = stream().initial.iter().map(|&(s, d, w)| (s, d, weight_bits(w))).collect();
+        // Three workers in all; this process runs workers 1 and 2.
+        let mut source = Source::Memory(Arc::new(stream()));
+        let taken = TakenInitial::take(&mut source, 3, 1..3).expect("taken");
+        let Source::Memory(left) = &source else { unreachable!() };
+        assert!(left.initial.is_empty());
+        assert_eq!(taken.share(0), None);
+        assert_eq!(taken.share(1).as_deref(), Some(&want[range(want.len(), 1, 3)]));
+        assert_eq!(taken.share(2).as_deref(), Some(&want[range(want.len(), 2, 3)]));
+        assert_eq!(taken.share(2), None, "a share is taken once");
+        // Shared with the caller: left alone.
+        let shared = Arc::new(stream());
+        let mut source = Source::Memory(shared.clone());
+        assert!(TakenInitial::take(&mut source, 1, 0..1).is_none());
+        assert_eq!(shared.initial.len(), 100_003);
+    }
 }
 
 #[cfg(test)]

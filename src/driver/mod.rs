@@ -238,13 +238,22 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     };
     let addresses = options.layout.addresses()?;
     let resumable = matches!(&options.source, Source::Live(cfg) if cfg.state_dir.is_some());
+    let mut options = options;
+    // A memory stream owned by this run alone: its initial graph leaves it, cut into the local
+    // workers' shares, so that only one copy exists while epoch 0 is fed (and none after).
+    let (workers, process) = (options.layout.workers.max(1), options.layout.process);
+    let taken = input::TakenInitial::take(
+        &mut options.source,
+        workers * options.layout.processes.max(1),
+        process * workers..(process + 1) * workers,
+    );
     let options = Arc::new(options);
     let live_for_workers = live.clone();
     // The fully dynamic WCC path's fallback rebuilds of this process's forests, by time.
     let fallbacks = crate::dataflow::wcc_dynamic::FallbackLog::default();
     cluster::start();
     let guards = timely::execute(config, move |worker| {
-        worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref(), &fallbacks)
+        worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref(), &fallbacks, taken.as_ref())
     });
     let mut report = None;
     let mut failure = None;

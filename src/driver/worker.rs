@@ -48,9 +48,10 @@ pub(crate) fn run_worker(
     algorithms: &[Box<dyn Algorithm>],
     live: Option<&LiveShared>,
     fallbacks: &FallbackLog,
+    taken: Option<&input::TakenInitial>,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
-    let (mut share, facts) = load(worker, options)?;
+    let (mut share, facts) = load(worker, options, taken)?;
     let load_seconds = started.elapsed().as_secs_f64();
     write_late_output(worker, options, &facts)?;
     let shape = StreamShape::of(options, live, &facts);
@@ -100,7 +101,11 @@ pub(crate) fn run_worker(
 
 /// Step 1: this worker's share of the files or of the stream in memory, validated by every
 /// worker. (Live input is read by the front end instead; its vertex file here.)
-fn load(worker: &mut Worker, options: &RunOptions) -> Result<(WorkerShare, InputFacts), RunError> {
+fn load(
+    worker: &mut Worker,
+    options: &RunOptions,
+    taken: Option<&input::TakenInitial>,
+) -> Result<(WorkerShare, InputFacts), RunError> {
     match &options.source {
         Source::Live(cfg) => {
             let mut share = WorkerShare::default();
@@ -109,7 +114,7 @@ fn load(worker: &mut Worker, options: &RunOptions) -> Result<(WorkerShare, Input
             }
             Ok((share, InputFacts::default()))
         }
-        source => Ok(input::load(worker, source, options.trusted_input, options.window.as_ref())?),
+        source => Ok(input::load(worker, source, options.trusted_input, options.window.as_ref(), taken)?),
     }
 }
 

@@ -102,8 +102,9 @@ fn run_dataflow(
         layout: driver::Layout::threads(scenario.workers),
         source: driver::Source::Memory(Arc::new(MemoryStream {
             vertices: vec![],
-            // Consumed: the generated edges are freed once the driver's copy exists.
-            initial: stream.initial.into_iter().map(|(s, d)| (s, d, None)).collect(),
+            // Consumed as it is converted (never two whole copies); the driver then takes it
+            // out of the stream (this run is its only owner) and frees it as epoch 0 is fed.
+            initial: driver::input::convert_shrinking(stream.initial, |(s, d)| (s, d, None)),
             updates: stream.updates,
             batch: stream.batch,
         })),
