@@ -463,7 +463,7 @@ impl DynamicForest {
             // its end (reversed first) and shrinks as the forest grows; deletions wait aside.
             edges.reverse();
             let mut deletions = Vec::new();
-            let mut taken = 0;
+            let mut taken = 0usize;
             while let Some((a, b, d)) = edges.pop() {
                 if d > 0 {
                     self.insert(a, b, d as u64);
