@@ -227,6 +227,88 @@ fn consolidate(changes: &mut Vec<((Node, Node), Diff)>) {
     changes.retain(|c| c.1 != 0);
 }
 
+/// Vertex ids to vertex indices: a dense table while the ids are small (an id below
+/// `dense.len()` is looked up there, [`NONE`] for absent), a hash map for the others. The table
+/// grows (at least doubling, migrating the hash map's ids it now covers) while it stays below
+/// `DENSE_FACTOR` times the vertices plus `DENSE_SLACK`, so it costs at most ~4 bytes × that.
+#[derive(Default)]
+struct IdIndex {
+    dense: Vec<u32>,
+    sparse: FxHashMap<Node, u32>,
+}
+
+const DENSE_FACTOR: usize = 4;
+const DENSE_SLACK: usize = 1 << 12;
+
+impl IdIndex {
+    #[inline]
+    fn get(&self, id: Node) -> Option<u32> {
+        if id < self.dense.len() as u64 {
+            let v = self.dense[id as usize];
+            (v != NONE).then_some(v)
+        } else {
+            self.sparse.get(&id).copied()
+        }
+    }
+
+    /// Records `id -> v`; `vertices` is the number of vertices with it.
+    fn insert(&mut self, id: Node, v: u32, vertices: usize) {
+        if id < self.dense.len() as u64 {
+            self.dense[id as usize] = v;
+            return;
+        }
+        let limit = vertices.saturating_mul(DENSE_FACTOR).saturating_add(DENSE_SLACK) as u64;
+        if id >= limit {
+            self.sparse.insert(id, v);
+            return;
+        }
+        let len = (id + 1).max(2 * self.dense.len() as u64).min(limit) as usize;
+        self.dense.resize(len, NONE);
+        let dense = &mut self.dense;
+        self.sparse.retain(|&k, &mut x| {
+            if k < len as u64 {
+                dense[k as usize] = x;
+                false
+            } else {
+                true
+            }
+        });
+        self.dense[id as usize] = v;
+    }
+
+    /// The address of `id`'s dense slot, for a prefetch (`None` if it is in the hash map).
+    #[inline]
+    fn slot(&self, id: Node) -> Option<&u32> {
+        usize::try_from(id).ok().and_then(|i| self.dense.get(i))
+    }
+}
+
+/// Asks the processor to bring `x`'s cache line closer (a hint; no effect on other
+/// architectures).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and reads nothing the program observes; `x` is a valid
+    // reference anyway.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(x as *const T as *const i8)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
+/// [`prefetch`] for a record that may straddle two cache lines: its first and its last byte.
+#[inline(always)]
+fn prefetch_record<T>(x: &T) {
+    prefetch(x);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `prefetch`; the address is inside `x`.
+    unsafe {
+        let last = (x as *const T as *const i8).add(std::mem::size_of::<T>().saturating_sub(1));
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(last)
+    }
+}
+
 /// A vertex's bookkeeping.
 #[derive(Clone, Debug)]
 struct Vertex {
@@ -262,6 +344,18 @@ struct Link {
     pos: [u32; 2],
 }
 
+/// Records resolved per group (see [`DynamicForest::apply`]).
+const GROUP: usize = 32;
+
+/// A consolidated record resolved to vertex indices and its link ([`NONE`]: none).
+#[derive(Clone, Copy)]
+struct Resolved {
+    va: u32,
+    vb: u32,
+    link: u32,
+    copies: u64,
+}
+
 /// One side of a replacement search.
 #[derive(Default)]
 struct Side {
@@ -292,7 +386,7 @@ enum Search {
 /// The sequential core: a spanning forest of the present graph with component labels.
 pub struct DynamicForest {
     vertices: Vec<Vertex>,
-    index: FxHashMap<Node, u32>,
+    index: IdIndex,
     links: Vec<Link>,
     /// Copies of the links with `count == BIG`.
     big: FxHashMap<u32, u64>,
@@ -320,6 +414,8 @@ pub struct DynamicForest {
     next_tag: Node,
     sizes: FxHashMap<Node, u32>,
     log: Vec<((Node, Node), Diff)>,
+    /// The group of records being applied.
+    group: Vec<Resolved>,
 }
 
 impl Default for DynamicForest {
@@ -333,7 +429,7 @@ impl DynamicForest {
     pub fn new(factor: f64) -> Self {
         DynamicForest {
             vertices: Vec::new(),
-            index: FxHashMap::default(),
+            index: IdIndex::default(),
             links: Vec::new(),
             big: FxHashMap::default(),
             free_links: Vec::new(),
@@ -353,6 +449,7 @@ impl DynamicForest {
             next_tag: 0,
             sizes: FxHashMap::default(),
             log: Vec::new(),
+            group: Vec::new(),
         }
     }
 
@@ -425,16 +522,24 @@ impl DynamicForest {
                 self.appear(x);
             }
         }
-        for &(a, b, d) in &net {
-            if d > 0 {
-                self.insert(a, b, d as u64);
+        // Insertions, then deletions, in record order, a group at a time: the group's vertex
+        // indices and links are resolved first and the memory they will touch prefetched, so
+        // that its cache misses overlap (the forest is far larger than the caches).
+        let mut group = std::mem::take(&mut self.group);
+        for chunk in net.chunks(GROUP) {
+            self.resolve_insertions(chunk, &mut group);
+            for r in &group {
+                self.insert_at(r.va, r.vb, r.link, r.copies);
             }
         }
-        for &(a, b, d) in &net {
-            if d < 0 {
-                self.delete(a, b, d.unsigned_abs() as u64);
+        for chunk in net.chunks(GROUP) {
+            self.resolve_deletions(chunk, &mut group);
+            for r in &group {
+                self.delete_at(r.va, r.vb, r.link, r.copies);
             }
         }
+        group.clear();
+        self.group = group;
         for &(v, d) in fixed {
             if d < 0 {
                 let x = self.vertex(v);
@@ -462,7 +567,7 @@ impl DynamicForest {
 
     /// The vertex index of `id`, created (absent) if new.
     fn vertex(&mut self, id: Node) -> u32 {
-        if let Some(&v) = self.index.get(&id) {
+        if let Some(v) = self.index.get(id) {
             return v;
         }
         let v = self.vertices.len() as u32;
@@ -479,7 +584,7 @@ impl DynamicForest {
             tree: Vec::new(),
             other: Vec::new(),
         });
-        self.index.insert(id, v);
+        self.index.insert(id, v, self.vertices.len());
         v
     }
 
@@ -515,7 +620,7 @@ impl DynamicForest {
     /// Removes `v` from the result if nothing keeps it there.
     fn maybe_vanish(&mut self, v: u32) {
         let x = &self.vertices[v as usize];
-        if x.present && x.fixed <= 0 && x.loops == 0 && x.tree.is_empty() && x.other.is_empty() {
+        if x.present && x.tree.is_empty() && x.other.is_empty() && x.fixed <= 0 && x.loops == 0 {
             self.touch(v);
             self.vertices[v as usize].present = false;
             self.present -= 1;
@@ -601,20 +706,122 @@ impl DynamicForest {
         }
     }
 
-    fn insert(&mut self, a: Node, b: Node, copies: u64) {
-        let va = self.vertex(a);
+    /// Resolves the insertions among `chunk` (consolidated records) into `group`: vertex
+    /// indices (new vertices created in the order the records name them, as one at a time
+    /// would) and the link of the pair if it exists, prefetching the index slots, the vertex
+    /// records, the links and the adjacency ends they will touch.
+    fn resolve_insertions(&mut self, chunk: &[(Node, Node, Diff)], group: &mut Vec<Resolved>) {
+        group.clear();
+        let inserts = || chunk.iter().filter(|e| e.2 > 0);
+        for &(a, b, _) in inserts() {
+            self.prefetch_id(a);
+            self.prefetch_id(b);
+        }
+        for &(a, b, d) in inserts() {
+            let va = self.vertex(a);
+            let vb = if a == b { va } else { self.vertex(b) };
+            group.push(Resolved { va, vb, link: NONE, copies: d as u64 });
+        }
+        for r in group.iter() {
+            prefetch_record(&self.vertices[r.va as usize]);
+            prefetch_record(&self.vertices[r.vb as usize]);
+        }
+        for r in group.iter_mut() {
+            if r.va != r.vb {
+                r.link = self.pairs.get(&Self::pair_key(r.va, r.vb)).copied().unwrap_or(NONE);
+            }
+        }
+        for r in group.iter() {
+            if r.link != NONE {
+                prefetch(&self.links[r.link as usize]);
+            } else if r.va != r.vb {
+                for v in [r.va, r.vb] {
+                    let x = &self.vertices[v as usize];
+                    if let Some(last) = x.tree.last() {
+                        prefetch(last);
+                    }
+                    if let Some(last) = x.other.last() {
+                        prefetch(last);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Resolves the deletions among `chunk` into `group`: vertex indices and links (`NONE` for
+    /// an absent pair), prefetching what deleting them will touch. A link whose last copies go
+    /// leaves the pair index here already (link ids do not change while deletions are applied).
+    fn resolve_deletions(&mut self, chunk: &[(Node, Node, Diff)], group: &mut Vec<Resolved>) {
+        group.clear();
+        let deletes = || chunk.iter().filter(|e| e.2 < 0);
+        for &(a, b, _) in deletes() {
+            self.prefetch_id(a);
+            self.prefetch_id(b);
+        }
+        for &(a, b, d) in deletes() {
+            let va = self.index.get(a).unwrap_or(NONE);
+            let vb = if a == b { va } else { self.index.get(b).unwrap_or(NONE) };
+            debug_assert!(va != NONE && vb != NONE, "dynamic WCC: deletion of an absent edge {a} {b}");
+            group.push(Resolved { va, vb, link: NONE, copies: d.unsigned_abs() as u64 });
+        }
+        for r in group.iter() {
+            if r.va != NONE && r.vb != NONE {
+                prefetch_record(&self.vertices[r.va as usize]);
+                prefetch_record(&self.vertices[r.vb as usize]);
+            }
+        }
+        for r in group.iter_mut() {
+            if r.va != r.vb && r.va != NONE && r.vb != NONE {
+                r.link = self.pairs.get(&Self::pair_key(r.va, r.vb)).copied().unwrap_or(NONE);
+                debug_assert!(r.link != NONE, "dynamic WCC: deletion of an absent edge");
+                if r.link != NONE {
+                    prefetch(&self.links[r.link as usize]);
+                }
+            }
+        }
+        for r in group.iter() {
+            if r.link == NONE {
+                continue;
+            }
+            let link = self.links[r.link as usize];
+            if self.copies(r.link) <= r.copies {
+                self.pairs.remove(&Self::pair_key(r.va, r.vb));
+            }
+            for (i, &v) in link.ends.iter().enumerate() {
+                let x = &self.vertices[v as usize];
+                let list = if link.tree { &x.tree } else { &x.other };
+                if let Some(at) = list.get(link.pos[i] as usize) {
+                    prefetch(at);
+                }
+                if let Some(last) = list.last() {
+                    prefetch(last);
+                }
+            }
+        }
+    }
+
+    /// Prefetches `id`'s slot in the dense index.
+    #[inline]
+    fn prefetch_id(&self, id: Node) {
+        if let Some(slot) = self.index.slot(id) {
+            prefetch(slot);
+        }
+    }
+
+    /// Inserts `copies` copies of the pair of vertex indices `va`, `vb` (equal: a self-loop),
+    /// whose link is `link` (`NONE`: none yet).
+    fn insert_at(&mut self, va: u32, vb: u32, link: u32, copies: u64) {
         self.appear(va);
-        if a == b {
+        if va == vb {
             self.vertices[va as usize].loops += copies;
             return;
         }
-        let vb = self.vertex(b);
         self.appear(vb);
-        let key = Self::pair_key(va, vb);
-        if let Some(&l) = self.pairs.get(&key) {
-            self.set_copies(l, self.copies(l) + copies);
+        if link != NONE {
+            self.set_copies(link, self.copies(link) + copies);
             return;
         }
+        let key = Self::pair_key(va, vb);
         let (la, lb) = (self.vertices[va as usize].label, self.vertices[vb as usize].label);
         let tree = la != lb;
         if tree && self.summary {
@@ -645,26 +852,24 @@ impl DynamicForest {
         self.attach(l);
     }
 
-    fn delete(&mut self, a: Node, b: Node, copies: u64) {
-        let Some(&va) = self.index.get(&a) else {
-            debug_assert!(false, "dynamic WCC: deletion of an absent edge {a} {b}");
+    /// Deletes `copies` copies of the pair `va`, `vb` (equal: a self-loop), whose link is
+    /// `link` (already out of the pair index if these are its last copies; `NONE`: absent).
+    fn delete_at(&mut self, va: u32, vb: u32, l: u32, copies: u64) {
+        if va == NONE || vb == NONE {
             return;
-        };
-        if a == b {
+        }
+        if va == vb {
             let x = &mut self.vertices[va as usize];
-            debug_assert!(x.loops >= copies, "dynamic WCC: deletion of an absent self-loop {a}");
+            debug_assert!(x.loops >= copies, "dynamic WCC: deletion of an absent self-loop {}", x.id);
             x.loops = x.loops.saturating_sub(copies);
             if !self.degraded {
                 self.maybe_vanish(va);
             }
             return;
         }
-        let vb = self.index.get(&b).copied().unwrap_or(NONE);
-        let key = Self::pair_key(va, vb);
-        let Some(&l) = self.pairs.get(&key).filter(|_| vb != NONE) else {
-            debug_assert!(false, "dynamic WCC: deletion of an absent edge {a} {b}");
+        if l == NONE {
             return;
-        };
+        }
         let present = self.copies(l);
         debug_assert!(present >= copies, "dynamic WCC: deletion of more copies than present");
         self.set_copies(l, present.saturating_sub(copies));
@@ -673,7 +878,6 @@ impl DynamicForest {
         }
         let tree = self.links[l as usize].tree;
         self.detach(l);
-        self.pairs.remove(&key);
         self.free_links.push(l);
         if tree && !self.degraded {
             match self.search(va, vb) {
