@@ -33,15 +33,15 @@
 //!   leaves when the last goes.
 //!
 //! *Memory latency.* The forest is far larger than the caches and an update touches ~10 random
-//! cache lines (id index, both vertex records, the pair index, the link, both adjacency lists,
-//! the link a swap-remove moves), so the records are applied in groups of [`GROUP`]: for a
-//! group, the vertex indices, the links and then the lines the updates will touch are resolved
-//! and prefetched in passes over the group (their misses overlap), then the group is applied one
-//! record at a time in the same order as without it (same vertex numbering, same output). Vertex
-//! ids index a dense table while they are small (below 4 × vertices + 4,096), a hash map
-//! otherwise; a vertex record is one aligned cache line. Sequentially (`cost_breakdown`, loaded machine) this took a churn epoch (scale 18,
-//! 2,000 updates) from p50 2.2–2.5 ms to ~1.0 ms and a window epoch (scale 20) from ~3.0 ms to
-//! ~1.7 ms.
+//! cache lines (id index, both vertex records, the pair index, the link, both adjacency lists, the
+//! link a swap-remove moves), so the records are applied in groups of 32: for a group, the vertex
+//! indices, the links and then the lines the updates will touch are resolved and prefetched in
+//! passes over the group (their misses overlap), then the group is applied one record at a time in
+//! the same order as without it (same vertex numbering, same output). Vertex ids index a dense
+//! table while they are small (below 4 × vertices + 4,096), a hash map otherwise; a vertex record
+//! is one aligned cache line. Sequentially (`cost_breakdown`, loaded machine) this took a churn
+//! epoch (scale 18, 2,000 updates) from p50 2.2–2.5 ms to ~1.0 ms and a window epoch (scale 20)
+//! from ~3.0 ms to ~1.7 ms.
 //!
 //! **Across workers** ([`WccDynamic::shares`], not the default): every worker keeps the forest
 //! of its share of the vertex pairs (routed by a hash of the pair) with component tags instead
