@@ -39,9 +39,10 @@
 //! passes over the group (their misses overlap), then the group is applied one record at a time in
 //! the same order as without it (same vertex numbering, same output). Vertex ids index a dense
 //! table while they are small (below 4 × vertices + 4,096), a hash map otherwise; a vertex record
-//! is one aligned cache line. Sequentially (`cost_breakdown`, loaded machine) this took a churn
-//! epoch (scale 18, 2,000 updates) from p50 2.2–2.5 ms to ~1.0 ms and a window epoch (scale 20)
-//! from ~3.0 ms to ~1.7 ms.
+//! is one aligned cache line. Sequentially (`cost_breakdown`, back to back on a loaded 2-core
+//! machine, load 3–5) this took a churn epoch (scale 18, 2,000 updates) from p50 2.2–3.5 ms to
+//! 1.0–1.4 ms and a window epoch (scale 20) from 2.9–5.6 ms to 1.7–2.9 ms; end to end (`ripples
+//! bench wcc-churn -w 1`) the difference stayed within that machine's noise.
 //!
 //! **Across workers** ([`WccDynamic::shares`], not the default): every worker keeps the forest
 //! of its share of the vertex pairs (routed by a hash of the pair) with component tags instead
