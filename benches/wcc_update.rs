@@ -1,15 +1,24 @@
-//! Per-epoch cost of maintaining WCC: an R-MAT graph (scale 14) is loaded as epoch 0, then a
-//! churn stream (half insertions, half deletions of present edges) is applied in epochs of
-//! 1, 100 and 10,000 updates. Each criterion iteration is one epoch; only update epochs are
-//! timed (from handing the epoch over to the output frontier passing it).
+//! Per-epoch cost of maintaining WCC.
+//!
+//! * `wcc_epoch`: an R-MAT graph (scale 14) is loaded as epoch 0, then a churn stream (half
+//!   insertions, half deletions of present edges) is applied in epochs of 1, 100 and 10,000
+//!   updates through the whole dataflow. Each criterion iteration is one epoch; only update
+//!   epochs are timed (from handing the epoch over to the output frontier passing it).
+//! * `wcc_forest`: the fully dynamic path's sequential core alone ([`DynamicForest::apply`]) on
+//!   an R-MAT graph of scale 18 (4 M edges, far larger than the caches), epochs of 1,000
+//!   deletions of uniformly random present edges and 1,000 insertions of R-MAT edges, as
+//!   `ripples bench wcc-churn` streams them. Each iteration is one epoch; only `apply` is timed.
 
 mod common;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use ripples::dataflow::wcc::Wcc;
+use ripples::dataflow::wcc_dynamic::DynamicForest;
 use ripples::sources::generate;
 
 fn bench(c: &mut Criterion) {
@@ -25,9 +34,48 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+fn forest(c: &mut Criterion) {
+    let mut present = generate::rmat(18, 16, 1);
+    // Inserted edges cycle through a second graph's (a repeat is one more parallel copy).
+    let pool = generate::rmat(18, 16, 2);
+    let mut next = 0usize;
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let mut forest = DynamicForest::new(1.0);
+    let mut out = Vec::new();
+    forest.apply(&[], &mut present.iter().map(|&(a, b)| (a, b, 1)).collect(), &mut out);
+    let mut batch = Vec::new();
+    let mut group = c.benchmark_group("wcc_forest");
+    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    group.throughput(Throughput::Elements(2_000));
+    group.bench_function("churn_rmat18_2000", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                batch.clear();
+                for _ in 0..1_000 {
+                    let (a, b) = present.swap_remove(rng.gen_range(0..present.len()));
+                    batch.push((a, b, -1));
+                }
+                for _ in 0..1_000 {
+                    let e = pool[next % pool.len()];
+                    next += 1;
+                    present.push(e);
+                    batch.push((e.0, e.1, 1));
+                }
+                out.clear();
+                let started = Instant::now();
+                forest.apply(&[], &mut batch, &mut out);
+                total += started.elapsed();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().without_plots();
-    targets = bench
+    targets = bench, forest
 }
 criterion_main!(benches);
