@@ -747,9 +747,9 @@ pub fn rewrite(sql: &str, tables: &[String]) -> Result<Rewritten, SqlError> {
                 }
                 as_of.push(e);
                 out.push_str(space);
-                out.push_str(&format!(
-                    "(SELECT vertex, value FROM {name}_history WHERE valid_from <= {e} AND (valid_to IS NULL OR valid_to > {e})) AS {alias}"
-                ));
+                out.push_str(&super::mirror::as_of_sql(&name, &e.to_string()));
+                out.push_str(" AS ");
+                out.push_str(&alias);
             }
             _ => {
                 out.push_str(space);
@@ -780,9 +780,8 @@ mod tests {
         assert_eq!(r.sql, "SELECT value FROM wcc WHERE vertex = ?1");
         let r = rewrite("select count(*) from wcc as of 3 w join bfs using (vertex)", &tables()).unwrap();
         assert_eq!(r.as_of, vec![3]);
-        assert!(r
-            .sql
-            .contains("FROM wcc_history WHERE valid_from <= 3 AND (valid_to IS NULL OR valid_to > 3)) AS w join"));
+        assert!(r.sql.contains("FROM ripples_wcc_current WHERE valid_from <= 3 UNION ALL"), "{}", r.sql);
+        assert!(r.sql.contains("WHERE epoch > 3 AND diff < 0 AND since <= 3) AS w join"), "{}", r.sql);
         assert_eq!(rewrite("select * from nope as of 1", &tables()).unwrap_err().code, state::UNDEFINED_TABLE);
         assert_eq!(rewrite("select 'a $1 ::x'", &tables()).unwrap().sql, "select 'a $1 ::x'");
     }

@@ -1015,9 +1015,7 @@ impl Session {
                     let mut buf = String::new();
                     if snapshot {
                         let mut stmt = c
-                            .prepare(&format!(
-                                "SELECT vertex, value FROM {name}_history WHERE valid_from <= ?1 AND (valid_to IS NULL OR valid_to > ?1) ORDER BY vertex"
-                            ))
+                            .prepare(&format!("SELECT vertex, value FROM {} ORDER BY vertex", mirror::as_of_sql(&name, "?1")))
                             .map_err(err)?;
                         let mut rows = stmt.query([at as i64]).map_err(err)?;
                         while let Some(r) = rows.next().map_err(err)? {
@@ -1078,11 +1076,12 @@ impl Session {
                             ));
                         }
                         let mut stmt = c
-                            .prepare_cached(
-                                "SELECT epoch, diff, vertex, value FROM changes WHERE algorithm = ?1 AND epoch > ?2 AND epoch <= ?3 ORDER BY epoch, rowid",
-                            )
+                            .prepare_cached(&format!(
+                                "SELECT epoch, diff, vertex, value FROM {} WHERE epoch > ?1 AND epoch <= ?2 ORDER BY epoch, vertex, value, diff",
+                                mirror::log_table(&name)
+                            ))
                             .map_err(err)?;
-                        let mut rows = stmt.query(rusqlite::params![name, from as i64, hi as i64]).map_err(err)?;
+                        let mut rows = stmt.query(rusqlite::params![from as i64, hi as i64]).map_err(err)?;
                         let mut buf = String::new();
                         let mut n = 0;
                         let mut epoch_done = from;
