@@ -75,6 +75,20 @@ CREATE VIEW IF NOT EXISTS pg_class AS SELECT CAST(16384 + rowid AS INTEGER) AS o
     0 AS relispartition, 0 AS reltoastrelid, 0 AS reloftype, 'd' AS relreplident, NULL AS reloptions
     FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'pg!_%' ESCAPE '!'
     AND name NOT LIKE 'ripples!_%' ESCAPE '!' AND name NOT LIKE 'sqlite!_%' ESCAPE '!';
+-- The columns of the served relations, for psql's \\d NAME (types: bigint, double precision, text;
+-- numeric for the untyped value of changes).
+CREATE VIEW IF NOT EXISTS pg_type AS SELECT 20 AS oid, 'int8' AS typname, 0 AS typcollation, 2200 AS typnamespace
+    UNION ALL SELECT 701, 'float8', 0, 2200 UNION ALL SELECT 25, 'text', 100, 2200 UNION ALL SELECT 1700, 'numeric', 0, 2200;
+CREATE VIEW IF NOT EXISTS pg_attribute AS SELECT c.oid AS attrelid, p.name AS attname,
+    CASE WHEN upper(p.type) LIKE '%INT%' THEN 20 WHEN upper(p.type) LIKE '%REAL%' THEN 701
+         WHEN c.relname = 'changes' AND p.name = 'algorithm' THEN 25
+         WHEN upper(p.type) LIKE '%TEXT%' THEN 25 ELSE 1700 END AS atttypid,
+    -1 AS atttypmod, p.cid + 1 AS attnum, CASE WHEN p.\"notnull\" THEN 't' ELSE 'f' END AS attnotnull, 0 AS atthasdef,
+    0 AS attisdropped, CASE WHEN upper(p.type) LIKE '%TEXT%' THEN 100 ELSE 0 END AS attcollation,
+    '' AS attidentity, '' AS attgenerated, 'p' AS attstorage, '' AS attcompression, -1 AS attstattarget
+    FROM pg_class c, pragma_table_info(c.relname) p;
+CREATE VIEW IF NOT EXISTS pg_attrdef AS SELECT 0 AS oid, 0 AS adrelid, 0 AS adnum, NULL AS adbin WHERE 0;
+CREATE VIEW IF NOT EXISTS pg_collation AS SELECT 100 AS oid, 'default' AS collname;
 ";
 
 /// The rows of algorithm table `name` valid at epoch `e` (an SQL expression: an integer or a

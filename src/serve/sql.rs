@@ -547,6 +547,44 @@ fn subscribe(sql: &str) -> Result<Subscribe, SqlError> {
     Ok(s)
 }
 
+/// PostgreSQL catalogs that are empty for the mirror (no policies, statistics objects,
+/// publications, inheritance, triggers, constraints, rules or indexes). psql's `\d NAME` reads them
+/// in PostgreSQL's own syntax (`array(SELECT ...)`, `= ANY (...)`), which SQLite cannot parse.
+const EMPTY_CATALOGS: &[&str] = &[
+    "pg_policy",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_rel",
+    "pg_publication_namespace",
+    "pg_inherits",
+    "pg_trigger",
+    "pg_constraint",
+    "pg_rewrite",
+    "pg_index",
+    "pg_partitioned_table",
+    "pg_foreign_table",
+];
+
+/// Whether a client's catalog query reads one of the [`EMPTY_CATALOGS`] as its first table or as
+/// an inner (comma) join: it has no rows.
+pub fn reads_empty_catalog(sql: &str) -> bool {
+    if !sql.contains("pg_catalog.") {
+        return false;
+    }
+    let toks: Vec<Tok> = lex(sql)
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| !matches!(t, Tok::Verbatim(v) if v.starts_with("--") || v.starts_with("/*")))
+        .collect();
+    toks.windows(4).any(|w| {
+        let before = matches!(&w[0], Tok::Word(f) if f.eq_ignore_ascii_case("FROM")) || w[0] == Tok::Punct(',');
+        before
+            && matches!(&w[1], Tok::Word(n) if n.eq_ignore_ascii_case("pg_catalog"))
+            && w[2] == Tok::Punct('.')
+            && matches!(&w[3], Tok::Word(t) if EMPTY_CATALOGS.contains(&t.to_ascii_lowercase().as_str()))
+    })
+}
+
 /// A statement ready for SQLite.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rewritten {
@@ -797,6 +835,17 @@ mod tests {
             r.sql,
             "SELECT c.relname FROM pg_class c WHERE c.relname REGEXP '^(wcc)$' AND n.nspname NOT REGEXP '^pg_toast' AND c.oid = 1 AND ~ 1 = -2"
         );
+    }
+
+    #[test]
+    fn knows_the_empty_catalogs() {
+        assert!(reads_empty_catalog(
+            "SELECT pol.polname FROM pg_catalog.pg_policy pol WHERE pol.polrelid = '16394' ORDER BY 1;"
+        ));
+        assert!(reads_empty_catalog("SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i WHERE 1"));
+        assert!(!reads_empty_catalog("SELECT * FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_index i ON 1"));
+        assert!(!reads_empty_catalog("SELECT * FROM pg_policy"));
+        assert!(!reads_empty_catalog("SELECT 'FROM pg_catalog.pg_policy'"));
     }
 
     #[test]

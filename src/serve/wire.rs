@@ -335,6 +335,19 @@ fn open(shared: &Arc<Shared>) -> Result<Db, rusqlite::Error> {
     // What psql's `\d` and `\dt` ask of the catalog (see the `pg_class` view of the mirror).
     conn.create_scalar_function("pg_get_userbyid", 1, pure, |_| Ok("ripples".to_string()))?;
     conn.create_scalar_function("pg_table_is_visible", 1, pure, |_| Ok(true))?;
+    // `\d NAME`: a column's type, and the expressions (defaults) the served relations have none of.
+    conn.create_scalar_function("format_type", 2, pure, |ctx| {
+        let oid: Option<i64> = ctx.get(0)?;
+        Ok(oid.map(|oid| match oid {
+            20 => "bigint",
+            701 => "double precision",
+            25 => "text",
+            16 => "boolean",
+            23 => "integer",
+            _ => "numeric",
+        }))
+    })?;
+    conn.create_scalar_function("pg_get_expr", -1, pure, |_| Ok(None::<String>))?;
     conn.create_scalar_function("regexp", 2, pure, |ctx| {
         let (pattern, text): (String, Option<String>) = (ctx.get(0)?, ctx.get(1)?);
         let re = regex::Regex::new(&pattern).map_err(|e| rusqlite::Error::UserFunctionError(e.into()))?;
@@ -366,7 +379,7 @@ fn sqlite_error(e: rusqlite::Error, tables: &[String]) -> SqlError {
             return SqlError::new(
                 state::FEATURE_NOT_SUPPORTED,
                 format!(
-                    "the PostgreSQL catalog table {name} is not served (only pg_class, pg_namespace, pg_am and pg_roles: enough for psql's \\d and \\dt); the tables are {}; a table's columns: SELECT * FROM pragma_table_info('wcc')",
+                    "the PostgreSQL catalog table {name} is not served (only pg_class, pg_namespace, pg_attribute, pg_type, pg_am and pg_roles: enough for psql's \\d, \\dt and \\d NAME); the tables are {}; a table's columns: SELECT * FROM pragma_table_info('wcc')",
                     all()
                 ),
             );
@@ -468,6 +481,9 @@ fn check_as_of(conn: &Connection, wanted: &[u64], tables: &[String]) -> Result<(
 
 /// Runs one query to completion (at most `max_rows` rows).
 fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Result<ResultSet, SqlError> {
+    if sql::reads_empty_catalog(sql_text) {
+        return Ok(ResultSet { columns: vec![("?column?".into(), Type::TEXT)], rows: Vec::new() });
+    }
     let tables: Vec<String> =
         shared.tables.lock().map(|t| t.iter().map(|t| t.name.clone()).collect()).unwrap_or_default();
     let rw = sql::rewrite(sql_text, &tables)?;
@@ -540,7 +556,7 @@ fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Re
         if e.code != state::FEATURE_NOT_SUPPORTED && sql_text.to_ascii_lowercase().contains("pg_catalog.") {
             SqlError::new(
                 state::FEATURE_NOT_SUPPORTED,
-                format!("this catalog query is not served ({}): the catalog serves psql's \\d and \\dt (the list of tables), not \\d NAME; the tables are {}, epochs, changes; a table's columns: SELECT * FROM pragma_table_info('epochs')", e.message, tables.join(", ")),
+                format!("this catalog query is not served ({}): the catalog serves psql's \\d, \\dt and \\d NAME (not \\d+ NAME, \\di or \\df); the tables are {}, epochs, changes; a table's columns: SELECT * FROM pragma_table_info('epochs')", e.message, tables.join(", ")),
             )
         } else {
             e
