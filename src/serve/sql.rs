@@ -586,12 +586,28 @@ pub fn reads_empty_catalog(sql: &str) -> bool {
 }
 
 /// A statement ready for SQLite.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Rewritten {
     /// The statement in SQLite's dialect.
     pub sql: String,
     /// The epochs named by `AS OF`.
     pub as_of: Vec<u64>,
+    /// The numbers compared with in a `WHERE` clause of a statement without `$N` parameters,
+    /// which the SQLite text has as parameters `?1`, `?2`, ... (so that `WHERE vertex = 5` and
+    /// `WHERE vertex = 6` share one prepared statement).
+    pub literals: Vec<rusqlite::types::Value>,
+}
+
+/// A number as a SQL value, if it is a plain integer or decimal.
+fn literal(n: &str) -> Option<rusqlite::types::Value> {
+    use rusqlite::types::Value;
+    if let Ok(i) = n.parse::<i64>() {
+        return Some(Value::Integer(i));
+    }
+    if n.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'E') {
+        return n.parse::<f64>().ok().filter(|f| f.is_finite()).map(Value::Real);
+    }
+    None
 }
 
 /// Words after which `name AS OF n` cannot continue with an alias.
@@ -654,6 +670,11 @@ pub fn rewrite(sql: &str, tables: &[String]) -> Result<Rewritten, SqlError> {
     let toks = lex(sql);
     let mut out = String::with_capacity(sql.len() + 16);
     let mut as_of = Vec::new();
+    let mut literals = Vec::new();
+    // Numbers become parameters only in a WHERE clause (so that a column named after its
+    // expression keeps its name) and only without the client's own parameters.
+    let lift = !toks.iter().any(|(_, t)| matches!(t, Tok::Param(_)));
+    let mut in_where = false;
     let upper = |t: &Tok| match t {
         Tok::Word(w) => Some(w.to_ascii_uppercase()),
         _ => None,
@@ -789,14 +810,37 @@ pub fn rewrite(sql: &str, tables: &[String]) -> Result<Rewritten, SqlError> {
                 out.push_str(" AS ");
                 out.push_str(&alias);
             }
+            Tok::Number(n)
+                if lift
+                    && in_where
+                    && i > 0
+                    && matches!(toks[i - 1].1, Tok::Punct('=' | '<' | '>'))
+                    && !matches!(toks.get(i + 1), Some((_, Tok::Cast | Tok::Punct('.'))))
+                    && literal(n).is_some() =>
+            {
+                literals.extend(literal(n));
+                out.push_str(space);
+                out.push('?');
+                out.push_str(&literals.len().to_string());
+            }
             _ => {
+                if let Tok::Word(w) = tok {
+                    if w.eq_ignore_ascii_case("WHERE") {
+                        in_where = true;
+                    } else if ["SELECT", "GROUP", "ORDER", "LIMIT", "HAVING", "UNION", "EXCEPT", "INTERSECT", "WINDOW"]
+                        .iter()
+                        .any(|k| w.eq_ignore_ascii_case(k))
+                    {
+                        in_where = false;
+                    }
+                }
                 out.push_str(space);
                 out.push_str(&text(tok));
             }
         }
         i += 1;
     }
-    Ok(Rewritten { sql: out, as_of })
+    Ok(Rewritten { sql: out, as_of, literals })
 }
 
 #[cfg(test)]
@@ -822,6 +866,13 @@ mod tests {
         assert!(r.sql.contains("WHERE epoch > 3 AND diff < 0 AND since <= 3) AS w join"), "{}", r.sql);
         assert_eq!(rewrite("select * from nope as of 1", &tables()).unwrap_err().code, state::UNDEFINED_TABLE);
         assert_eq!(rewrite("select 'a $1 ::x'", &tables()).unwrap().sql, "select 'a $1 ::x'");
+        use rusqlite::types::Value;
+        let r = rewrite("SELECT value = 1 FROM wcc WHERE vertex = 17 AND value <> 2.5 ORDER BY 1 LIMIT 3", &tables())
+            .unwrap();
+        assert_eq!(r.sql, "SELECT value = 1 FROM wcc WHERE vertex = ?1 AND value <> ?2 ORDER BY 1 LIMIT 3");
+        assert_eq!(r.literals, vec![Value::Integer(17), Value::Real(2.5)]);
+        let r = rewrite("SELECT value FROM wcc WHERE vertex = $1 AND value = 3", &tables()).unwrap();
+        assert_eq!((r.sql.as_str(), r.literals.len()), ("SELECT value FROM wcc WHERE vertex = ?1 AND value = 3", 0));
     }
 
     #[test]

@@ -511,6 +511,7 @@ fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Re
             let verb = sql_text.split_whitespace().next().unwrap_or("this statement").to_ascii_uppercase();
             return Err(sql::read_only(&verb));
         }
+        let params = if rw.literals.is_empty() { params } else { &rw.literals[..] };
         if stmt.parameter_count() != params.len() {
             return Err(SqlError::new(
                 "08P01",
@@ -800,7 +801,7 @@ impl Session {
                         .columns()
                         .map(|c| (c.name().to_string(), pg_type(c.decl_type()).unwrap_or(Type::TEXT)))
                         .collect();
-                    Ok((stmt.parameter_count(), cols))
+                    Ok((stmt.parameter_count() - rw.literals.len(), cols))
                 })
                 .await
             }
