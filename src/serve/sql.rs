@@ -884,7 +884,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             r.sql,
-            "SELECT c.relname FROM pg_class c WHERE c.relname REGEXP '^(wcc)$' AND n.nspname NOT REGEXP '^pg_toast' AND c.oid = 1 AND ~ 1 = -2"
+            "SELECT c.relname FROM pg_class c WHERE c.relname REGEXP '^(wcc)$' AND n.nspname NOT REGEXP '^pg_toast' AND c.oid = ?1 AND ~ 1 = -2"
         );
     }
 
