@@ -250,19 +250,43 @@ fn cursors_row_limits_copy_and_jdbc_over_the_extended_protocol() {
     assert_eq!(streamed, log, "{}", ctx("SUBSCRIBE over the extended protocol"));
     assert!(copy.contains(&"c") && copy.contains(&format!("C COPY {}", log.len()).as_str()), "{text}");
 
-    // psql's \dt lists the served tables; \d NAME names what to do instead.
+    // psql's \dt lists the served tables.
     let out = Command::new("psql").args([&conninfo(port), "-X", "-c", "\\dt"]).output().unwrap();
     let listing = String::from_utf8_lossy(&out.stdout);
     for t in ["wcc", "epochs", "changes"] {
         assert!(listing.lines().any(|l| l.contains(&format!("| {t} ")) && l.contains("table")), "\\dt: {listing}");
     }
     assert!(!listing.contains("history"), "\\dt shows the served tables only: {listing}");
+    // \d NAME prints the columns and their types, as PostgreSQL's psql prints them.
+    let out = Command::new("psql").args([&conninfo(port), "-X", "-c", "\\d wcc", "-c", "\\d epochs"]).output().unwrap();
+    let described = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "\\d wcc: {}", String::from_utf8_lossy(&out.stderr));
+    let expected = [
+        "                Table \"public.wcc\"",
+        " Column |  Type  | Collation | Nullable | Default ",
+        "--------+--------+-----------+----------+---------",
+        " vertex | bigint |           |          | ",
+        " value  | bigint |           |          | ",
+        "",
+        "                       Table \"public.epochs\"",
+        "     Column     |       Type       | Collation | Nullable | Default ",
+        "----------------+------------------+-----------+----------+---------",
+        " epoch          | bigint           |           |          | ",
+        " updates        | bigint           |           | not null | ",
+        " latency_ms     | double precision |           | not null | ",
+        " output_changes | bigint           |           | not null | ",
+        " completed_at   | text             |           | not null | ",
+        " mirror_ms      | double precision |           | not null | ",
+        "",
+    ];
+    assert_eq!(described.lines().collect::<Vec<_>>(), expected, "\\d wcc and \\d epochs:\n{described}");
+    // \d+ NAME reads catalogs that are not served: a clear 0A000, and the connection stays usable.
     let out = Command::new("psql")
-        .args([&conninfo(port), "-X", "-v", "VERBOSITY=verbose", "-c", "\\d wcc"])
+        .args([&conninfo(port), "-X", "-v", "VERBOSITY=verbose", "-c", "\\d+ wcc"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("0A000") && err.contains("pragma_table_info('wcc')"), "\\d wcc: {err}");
+    assert!(err.contains("0A000") && err.contains("not \\d+ NAME"), "\\d+ wcc: {err}");
 
     // pgJDBC with setFetchSize (skipped, with the reason, without java or the driver: .ci/run
     // gives their installation 90 s).

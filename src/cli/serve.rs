@@ -151,13 +151,23 @@ impl Served {
         #[cfg(feature = "serve")]
         if let Some(s) = &self.serving {
             s.wait_mirror();
-            for (table, changes, time) in s.mirror_cost() {
-                if changes > 0 {
+            let cost = s.mirror_cost();
+            for (table, changes, time) in &cost.tables {
+                if *changes > 0 {
                     eprintln!(
                         "ripples: --serve mirror: {table}: {changes} output changes, {:.2} µs per change",
-                        time.as_secs_f64() * 1e6 / changes as f64
+                        time.as_secs_f64() * 1e6 / *changes as f64
                     );
                 }
+            }
+            let (changes, time) = cost.total;
+            if changes > 0 {
+                eprintln!(
+                    "ripples: --serve mirror: all: {changes} output changes, {:.2} µs per change with the commits ({} epochs in {} transactions)",
+                    time.as_secs_f64() * 1e6 / changes as f64,
+                    cost.epochs,
+                    cost.transactions
+                );
             }
             if self.linger {
                 eprintln!(

@@ -1,11 +1,19 @@
 //! The SQL mirror: every completed epoch's changes applied to an embedded SQLite database in one
 //! transaction.
 //!
-//! Per algorithm `A` the mirror keeps `A_history(vertex, value, valid_from, valid_to)`: a row is
-//! the value a vertex had from epoch `valid_from` up to (not including) `valid_to` (`NULL`: still
-//! current). The view `A` is the current rows; `A AS OF e` reads the rows valid at `e`. The
-//! database is in WAL mode, so a reader's statement (or transaction) reads one committed state:
-//! exactly one completed epoch, never half of one.
+//! Per algorithm `A` the mirror keeps two tables, both clustered on their keys (`WITHOUT ROWID`,
+//! no secondary index, so a change costs one B-tree update in each):
+//! - `ripples_A_current(vertex, value, valid_from)`, keyed by `(vertex, value)`: the current
+//!   rows, each with the epoch it appeared in; the served view `A` is its `vertex, value`, and a
+//!   point lookup by vertex is one descent of that B-tree;
+//! - `ripples_A_log(epoch, vertex, value, diff, since)`, keyed by `(epoch, vertex, value)`: the
+//!   change log of the retained epochs (appended at its end, cut at its start), a retraction
+//!   carrying the epoch its row appeared in (`since`).
+//!
+//! A row valid at epoch `e` is a current row with `valid_from <= e`, or a retraction after `e` of
+//! a row there since `e` or before ([`as_of_sql`]); the view `changes` is the union of the logs.
+//! The database is in WAL mode, so a reader's statement (or transaction) reads one committed
+//! state: exactly one completed epoch (or several, when the mirror catches up), never half of one.
 
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -52,9 +60,7 @@ pub fn sql_value(format: ValueFormat, value: u64) -> Value {
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS epochs(epoch INTEGER PRIMARY KEY, updates INTEGER NOT NULL, latency_ms REAL NOT NULL,
     output_changes INTEGER NOT NULL, completed_at TEXT NOT NULL, mirror_ms REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS changes(epoch INTEGER NOT NULL, algorithm TEXT NOT NULL, vertex INTEGER NOT NULL,
-    value NOT NULL, diff INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS changes_by_epoch ON changes(epoch);
+CREATE VIEW IF NOT EXISTS changes AS SELECT 0 AS epoch, '' AS algorithm, 0 AS vertex, 0 AS value, 0 AS diff WHERE 0;
 CREATE TABLE IF NOT EXISTS ripples_state(epoch INTEGER, oldest INTEGER NOT NULL);
 INSERT INTO ripples_state SELECT NULL, 0 WHERE NOT EXISTS (SELECT 1 FROM ripples_state);
 -- A minimal PostgreSQL catalog: what psql's \\d and \\dt read. The served relations are the
@@ -68,8 +74,60 @@ CREATE VIEW IF NOT EXISTS pg_class AS SELECT CAST(16384 + rowid AS INTEGER) AS o
     0 AS relhasindex, 0 AS relhasrules, 0 AS relhastriggers, 0 AS relrowsecurity, 0 AS relforcerowsecurity,
     0 AS relispartition, 0 AS reltoastrelid, 0 AS reloftype, 'd' AS relreplident, NULL AS reloptions
     FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'pg!_%' ESCAPE '!'
-    AND name NOT LIKE '%!_history' ESCAPE '!' AND name NOT LIKE 'sqlite!_%' ESCAPE '!' AND name <> 'ripples_state';
+    AND name NOT LIKE 'ripples!_%' ESCAPE '!' AND name NOT LIKE 'sqlite!_%' ESCAPE '!';
+-- The columns of the served relations, for psql's \\d NAME (types: bigint, double precision, text;
+-- numeric for the untyped value of changes).
+CREATE VIEW IF NOT EXISTS pg_type AS SELECT 20 AS oid, 'int8' AS typname, 0 AS typcollation, 2200 AS typnamespace
+    UNION ALL SELECT 701, 'float8', 0, 2200 UNION ALL SELECT 25, 'text', 100, 2200 UNION ALL SELECT 1700, 'numeric', 0, 2200;
+CREATE VIEW IF NOT EXISTS pg_attribute AS SELECT c.oid AS attrelid, p.name AS attname,
+    CASE WHEN upper(p.type) LIKE '%INT%' THEN 20 WHEN upper(p.type) LIKE '%REAL%' THEN 701
+         WHEN c.relname = 'changes' AND p.name = 'algorithm' THEN 25
+         WHEN upper(p.type) LIKE '%TEXT%' THEN 25 ELSE 1700 END AS atttypid,
+    -1 AS atttypmod, p.cid + 1 AS attnum, CASE WHEN p.\"notnull\" THEN 't' ELSE 'f' END AS attnotnull, 0 AS atthasdef,
+    0 AS attisdropped, CASE WHEN upper(p.type) LIKE '%TEXT%' THEN 100 ELSE 0 END AS attcollation,
+    '' AS attidentity, '' AS attgenerated, 'p' AS attstorage, '' AS attcompression, -1 AS attstattarget
+    FROM pg_class c, pragma_table_info(c.relname) p;
+CREATE VIEW IF NOT EXISTS pg_attrdef AS SELECT 0 AS oid, 0 AS adrelid, 0 AS adnum, NULL AS adbin WHERE 0;
+CREATE VIEW IF NOT EXISTS pg_collation AS SELECT 100 AS oid, 'default' AS collname;
 ";
+
+/// The rows of algorithm table `name` valid at epoch `e` (an SQL expression: an integer or a
+/// parameter), as a parenthesised `SELECT vertex, value` for a FROM clause.
+pub fn as_of_sql(name: &str, e: &str) -> String {
+    format!(
+        "(SELECT vertex, value FROM ripples_{name}_current WHERE valid_from <= {e} UNION ALL \
+         SELECT vertex, value FROM ripples_{name}_log WHERE epoch > {e} AND diff < 0 AND since <= {e})"
+    )
+}
+
+/// The change log of algorithm table `name` (columns `epoch, vertex, value, diff`, in log order).
+pub fn log_table(name: &str) -> String {
+    format!("ripples_{name}_log")
+}
+
+/// One completed epoch for the mirror.
+#[derive(Clone, Debug)]
+pub struct Epoch {
+    /// The epoch.
+    pub epoch: Time,
+    /// Its statistics (a row of `epochs`).
+    pub stats: EpochStats,
+    /// Per table, its changes.
+    pub changes: Vec<Vec<Change>>,
+}
+
+/// What applying the epochs cost.
+#[derive(Clone, Debug, Default)]
+pub struct Cost {
+    /// Per table: output changes applied and the time spent on their statements.
+    pub tables: Vec<(u64, Duration)>,
+    /// Everything: output changes, and the time from the transaction's start to its commit.
+    pub total: (u64, Duration),
+    /// Transactions committed (several epochs share one when the mirror catches up).
+    pub transactions: u64,
+    /// Epochs applied.
+    pub epochs: u64,
+}
 
 /// The writing side of the mirror (owned by the mirror thread).
 pub struct Mirror {
@@ -77,8 +135,8 @@ pub struct Mirror {
     tables: Vec<Table>,
     retain: u64,
     applied: Option<Time>,
-    /// Per table: output changes applied and the time spent on them.
-    pub cost: Vec<(u64, Duration)>,
+    /// What the epochs applied so far cost.
+    pub cost: Cost,
 }
 
 fn sql_err(e: rusqlite::Error) -> String {
@@ -92,6 +150,7 @@ pub fn create(path: &Path) -> Result<Connection, String> {
     // The mirror is rebuilt from the run on every start: durability buys nothing.
     conn.pragma_update(None, "synchronous", "OFF").map_err(sql_err)?;
     conn.pragma_update(None, "cache_size", -65536).map_err(sql_err)?;
+    conn.pragma_update(None, "temp_store", "MEMORY").map_err(sql_err)?;
     conn.execute_batch(SCHEMA).map_err(sql_err)?;
     Ok(conn)
 }
@@ -111,12 +170,13 @@ pub fn reader(path: &Path) -> Result<Connection, rusqlite::Error> {
 impl Mirror {
     /// The mirror over `conn` (see [`create`]), keeping `retain` epochs of history.
     pub fn new(conn: Connection, retain: u64) -> Mirror {
-        Mirror { conn, tables: Vec::new(), retain, applied: None, cost: Vec::new() }
+        Mirror { conn, tables: Vec::new(), retain, applied: None, cost: Cost::default() }
     }
 
     /// Creates the run's algorithm tables (again after a restart: they stay as they are).
     pub fn start(&mut self, outputs: &[OutputInfo]) -> Result<(), String> {
         let tables: Vec<Table> = outputs.iter().map(Table::of).collect();
+        let mut union = Vec::new();
         for t in &tables {
             let ty = match t.format {
                 ValueFormat::Integer => "INTEGER",
@@ -125,15 +185,26 @@ impl Mirror {
             let n = &t.name;
             self.conn
                 .execute_batch(&format!(
-                    "CREATE TABLE IF NOT EXISTS {n}_history(vertex INTEGER NOT NULL, value {ty} NOT NULL,
-                         valid_from INTEGER NOT NULL, valid_to INTEGER);
-                     CREATE INDEX IF NOT EXISTS {n}_by_vertex ON {n}_history(vertex);
-                     CREATE INDEX IF NOT EXISTS {n}_retired ON {n}_history(valid_to) WHERE valid_to IS NOT NULL;
-                     CREATE VIEW IF NOT EXISTS {n} AS SELECT vertex, value FROM {n}_history WHERE valid_to IS NULL;"
+                    "CREATE TABLE IF NOT EXISTS ripples_{n}_current(vertex INTEGER NOT NULL, value {ty} NOT NULL,
+                         valid_from INTEGER NOT NULL, PRIMARY KEY (vertex, value)) WITHOUT ROWID;
+                     CREATE TABLE IF NOT EXISTS ripples_{n}_log(epoch INTEGER NOT NULL, vertex INTEGER NOT NULL,
+                         value {ty} NOT NULL, diff INTEGER NOT NULL, since INTEGER,
+                         PRIMARY KEY (epoch, vertex, value, diff)) WITHOUT ROWID;
+                     CREATE VIEW IF NOT EXISTS {n} AS SELECT vertex, value FROM ripples_{n}_current;"
+                ))
+                .map_err(sql_err)?;
+            // `+value`: no declared type, so that a client sees each row's own (integer or REAL).
+            union.push(format!("SELECT epoch, '{n}' AS algorithm, vertex, +value AS value, diff FROM ripples_{n}_log"));
+        }
+        if !union.is_empty() {
+            self.conn
+                .execute_batch(&format!(
+                    "DROP VIEW IF EXISTS changes; CREATE VIEW changes AS {};",
+                    union.join(" UNION ALL ")
                 ))
                 .map_err(sql_err)?;
         }
-        self.cost = vec![(0, Duration::ZERO); tables.len()];
+        self.cost.tables = vec![(0, Duration::ZERO); tables.len()];
         self.tables = tables;
         Ok(())
     }
@@ -143,68 +214,90 @@ impl Mirror {
         self.applied
     }
 
-    /// Applies one completed epoch in one transaction.
-    pub fn apply(&mut self, epoch: Time, stats: &EpochStats, changes: &[Vec<Change>]) -> Result<(), String> {
+    /// Applies completed epochs (in order) in one transaction: a reader sees all of an epoch or
+    /// none of it.
+    pub fn apply(&mut self, epochs: &[Epoch]) -> Result<(), String> {
+        let Some(last) = epochs.last() else { return Ok(()) };
         let started = Instant::now();
         let tx = self.conn.transaction().map_err(sql_err)?;
-        for (i, table) in self.tables.iter().enumerate() {
-            let Some(list) = changes.get(i) else { continue };
-            let t0 = Instant::now();
-            let n = &table.name;
-            let mut retract = tx
-                .prepare_cached(&format!(
-                    "UPDATE {n}_history SET valid_to = ?1 WHERE vertex = ?2 AND value = ?3 AND valid_to IS NULL"
-                ))
-                .map_err(sql_err)?;
-            let mut insert = tx
-                .prepare_cached(&format!("INSERT INTO {n}_history(vertex, value, valid_from) VALUES (?2, ?3, ?1)"))
-                .map_err(sql_err)?;
-            let mut log = tx.prepare_cached("INSERT INTO changes VALUES (?1, ?2, ?3, ?4, ?5)").map_err(sql_err)?;
-            for c in list {
-                let value = sql_value(table.format, c.value);
-                let (e, v) = (c.epoch as i64, c.key as i64);
-                if c.diff < 0 {
-                    retract.execute(params![e, v, value]).map_err(sql_err)?;
-                } else {
-                    insert.execute(params![e, v, value]).map_err(sql_err)?;
+        let mut changes = 0u64;
+        for ep in epochs {
+            let t_epoch = Instant::now();
+            for (i, table) in self.tables.iter().enumerate() {
+                let Some(list) = ep.changes.get(i) else { continue };
+                if list.is_empty() {
+                    continue;
                 }
-                log.execute(params![e, n, v, value, c.diff as i64]).map_err(sql_err)?;
+                let t0 = Instant::now();
+                let n = &table.name;
+                let mut retract = tx
+                    .prepare_cached(&format!(
+                        "DELETE FROM ripples_{n}_current WHERE vertex = ?1 AND value = ?2 RETURNING valid_from"
+                    ))
+                    .map_err(sql_err)?;
+                let mut insert = tx
+                    .prepare_cached(&format!(
+                        "INSERT INTO ripples_{n}_current(vertex, value, valid_from) VALUES (?1, ?2, ?3)"
+                    ))
+                    .map_err(sql_err)?;
+                let mut log = tx
+                    .prepare_cached(&format!(
+                        "INSERT INTO ripples_{n}_log(epoch, vertex, value, diff, since) VALUES (?1, ?2, ?3, ?4, ?5)"
+                    ))
+                    .map_err(sql_err)?;
+                for c in list {
+                    let value = sql_value(table.format, c.value);
+                    let (e, v) = (c.epoch as i64, c.key as i64);
+                    let since: Option<i64> = if c.diff < 0 {
+                        let mut rows = retract.query(params![v, value]).map_err(sql_err)?;
+                        rows.next().map_err(sql_err)?.map(|r| r.get(0)).transpose().map_err(sql_err)?
+                    } else {
+                        insert.execute(params![v, value, e]).map_err(sql_err)?;
+                        None
+                    };
+                    log.execute(params![e, v, value, c.diff as i64, since]).map_err(sql_err)?;
+                }
+                changes += list.len() as u64;
+                self.cost.tables[i].0 += list.len() as u64;
+                self.cost.tables[i].1 += t0.elapsed();
             }
-            self.cost[i].0 += list.len() as u64;
-            self.cost[i].1 += t0.elapsed();
-        }
-        let oldest = epoch.saturating_sub(self.retain);
-        let completed_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
-        tx.execute(
-            "INSERT OR REPLACE INTO epochs VALUES (?1, ?2, ?3, ?4,
-                 strftime('%Y-%m-%dT%H:%M:%fZ', ?5 / 1000.0, 'unixepoch'), ?6)",
-            params![
-                epoch as i64,
-                stats.updates as i64,
-                stats.latency_ms,
-                stats.output_changes as i64,
-                completed_at,
-                started.elapsed().as_secs_f64() * 1e3
-            ],
-        )
-        .map_err(sql_err)?;
-        tx.execute("UPDATE ripples_state SET epoch = ?1, oldest = ?2", params![epoch as i64, oldest as i64])
+            let epoch = ep.epoch;
+            let oldest = epoch.saturating_sub(self.retain);
+            let completed_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0);
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO epochs VALUES (?1, ?2, ?3, ?4,
+                     strftime('%Y-%m-%dT%H:%M:%fZ', ?5 / 1000.0, 'unixepoch'), ?6)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    epoch as i64,
+                    ep.stats.updates as i64,
+                    ep.stats.latency_ms,
+                    ep.stats.output_changes as i64,
+                    completed_at,
+                    t_epoch.elapsed().as_secs_f64() * 1e3
+                ])
+            })
             .map_err(sql_err)?;
-        // History older than the retained epochs goes, a few times per retention window (through
-        // the index of retired rows: a scan of the whole table each time cost more than the stream).
-        let every = (self.retain / 4).max(1);
-        if epoch.is_multiple_of(every) && oldest > 0 {
-            for t in &self.tables {
-                tx.execute(
-                    &format!("DELETE FROM {}_history WHERE valid_to IS NOT NULL AND valid_to <= ?1", t.name),
-                    params![oldest as i64],
-                )
-                .map_err(sql_err)?;
+            // The log older than the retained epochs goes, a few times per retention window (a
+            // range at the start of each log's key).
+            let every = (self.retain / 4).max(1);
+            if epoch.is_multiple_of(every) && oldest > 0 {
+                for t in &self.tables {
+                    tx.execute(&format!("DELETE FROM ripples_{}_log WHERE epoch < ?1", t.name), params![oldest as i64])
+                        .map_err(sql_err)?;
+                }
             }
-            tx.execute("DELETE FROM changes WHERE epoch < ?1", params![oldest as i64]).map_err(sql_err)?;
         }
+        let oldest = last.epoch.saturating_sub(self.retain);
+        tx.execute("UPDATE ripples_state SET epoch = ?1, oldest = ?2", params![last.epoch as i64, oldest as i64])
+            .map_err(sql_err)?;
         tx.commit().map_err(sql_err)?;
-        self.applied = Some(epoch);
+        self.applied = Some(last.epoch);
+        self.cost.total.0 += changes;
+        self.cost.total.1 += started.elapsed();
+        self.cost.transactions += 1;
+        self.cost.epochs += epochs.len() as u64;
         Ok(())
     }
 }

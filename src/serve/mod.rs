@@ -94,8 +94,21 @@ pub(crate) struct Shared {
     /// A mirror failure, reported to the run at its next epoch.
     failed: Mutex<Option<String>>,
     pub config: ServeConfig,
-    /// Per table: output changes and microseconds spent applying them.
-    cost: Mutex<Vec<(String, u64, Duration)>>,
+    /// What the mirror cost so far.
+    cost: Mutex<MirrorCost>,
+}
+
+/// What the mirror cost.
+#[derive(Clone, Debug, Default)]
+pub struct MirrorCost {
+    /// Per table: (name, output changes, time in its statements).
+    pub tables: Vec<(String, u64, Duration)>,
+    /// All tables: output changes, and the time from each transaction's start to its commit.
+    pub total: (u64, Duration),
+    /// Transactions committed (a lagging mirror applies several epochs in one).
+    pub transactions: u64,
+    /// Epochs applied.
+    pub epochs: u64,
 }
 
 /// A running server: its observer for the run, and the serving threads.
@@ -145,7 +158,7 @@ impl Serving {
             tables: Mutex::new(Vec::new()),
             failed: Mutex::new(None),
             config: config.clone(),
-            cost: Mutex::new(Vec::new()),
+            cost: Mutex::new(MirrorCost::default()),
         });
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -192,8 +205,8 @@ impl Serving {
         }
     }
 
-    /// The mirror's cost per algorithm: (table, output changes, time applying them).
-    pub fn mirror_cost(&self) -> Vec<(String, u64, Duration)> {
+    /// What the mirror cost so far.
+    pub fn mirror_cost(&self) -> MirrorCost {
         self.shared.cost.lock().map(|c| c.clone()).unwrap_or_default()
     }
 
@@ -241,9 +254,20 @@ impl Drop for Serving {
     }
 }
 
+/// At most this many queued epochs share one mirror transaction (when the mirror lags).
+const MAX_BATCH: usize = 64;
+
 fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Arc<Shared>) {
     let mut m = mirror::Mirror::new(conn, shared.config.retain_epochs);
-    for msg in rx {
+    let mut next: Option<Msg> = None;
+    loop {
+        let msg = match next.take() {
+            Some(msg) => msg,
+            None => match rx.recv() {
+                Ok(msg) => msg,
+                Err(_) => return,
+            },
+        };
         let result = match msg {
             Msg::Stop => return,
             Msg::Start(outputs) => m.start(&outputs).map(|()| {
@@ -253,16 +277,42 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
                 }
             }),
             Msg::Epoch { epoch, stats, changes, replayed } => {
-                let r = if replayed && m.applied().is_some_and(|a| a >= epoch) {
-                    Ok(())
-                } else {
-                    m.apply(epoch, &stats, &changes)
+                // The epochs queued behind this one go in the same transaction (a lagging
+                // mirror catches up with fewer commits).
+                let mut batch = Vec::new();
+                let mut push = |epoch: Time, stats, changes, replayed: bool| {
+                    if !(replayed && m.applied().is_some_and(|a| a >= epoch)) {
+                        batch.push(mirror::Epoch { epoch, stats, changes });
+                    }
                 };
-                shared.applied_count.fetch_add(1, Ordering::AcqRel);
+                push(epoch, stats, changes, replayed);
+                let mut count = 1;
+                while count < MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(Msg::Epoch { epoch, stats, changes, replayed }) => {
+                            push(epoch, stats, changes, replayed);
+                            count += 1;
+                        }
+                        Ok(other) => {
+                            next = Some(other);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                let last = batch.last().map(|e| e.epoch);
+                let r = m.apply(&batch);
+                shared.applied_count.fetch_add(count as u64, Ordering::AcqRel);
                 if r.is_ok() {
-                    shared.latest.send_replace(Some(epoch));
+                    if let Some(last) = last {
+                        shared.latest.send_replace(Some(last));
+                    }
                     if let (Ok(mut cost), Ok(tables)) = (shared.cost.lock(), shared.tables.lock()) {
-                        *cost = tables.iter().zip(&m.cost).map(|(t, &(n, d))| (t.name.clone(), n, d)).collect();
+                        cost.tables =
+                            tables.iter().zip(&m.cost.tables).map(|(t, &(n, d))| (t.name.clone(), n, d)).collect();
+                        cost.total = m.cost.total;
+                        cost.transactions = m.cost.transactions;
+                        cost.epochs = m.cost.epochs;
                     }
                 }
                 r

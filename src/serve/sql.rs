@@ -547,13 +547,67 @@ fn subscribe(sql: &str) -> Result<Subscribe, SqlError> {
     Ok(s)
 }
 
+/// PostgreSQL catalogs that are empty for the mirror (no policies, statistics objects,
+/// publications, inheritance, triggers, constraints, rules or indexes). psql's `\d NAME` reads them
+/// in PostgreSQL's own syntax (`array(SELECT ...)`, `= ANY (...)`), which SQLite cannot parse.
+const EMPTY_CATALOGS: &[&str] = &[
+    "pg_policy",
+    "pg_statistic_ext",
+    "pg_publication",
+    "pg_publication_rel",
+    "pg_publication_namespace",
+    "pg_inherits",
+    "pg_trigger",
+    "pg_constraint",
+    "pg_rewrite",
+    "pg_index",
+    "pg_partitioned_table",
+    "pg_foreign_table",
+];
+
+/// Whether a client's catalog query reads one of the [`EMPTY_CATALOGS`] as its first table or as
+/// an inner (comma) join: it has no rows.
+pub fn reads_empty_catalog(sql: &str) -> bool {
+    if !sql.contains("pg_catalog.") {
+        return false;
+    }
+    let toks: Vec<Tok> = lex(sql)
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| !matches!(t, Tok::Verbatim(v) if v.starts_with("--") || v.starts_with("/*")))
+        .collect();
+    toks.windows(4).any(|w| {
+        let before = matches!(&w[0], Tok::Word(f) if f.eq_ignore_ascii_case("FROM")) || w[0] == Tok::Punct(',');
+        before
+            && matches!(&w[1], Tok::Word(n) if n.eq_ignore_ascii_case("pg_catalog"))
+            && w[2] == Tok::Punct('.')
+            && matches!(&w[3], Tok::Word(t) if EMPTY_CATALOGS.contains(&t.to_ascii_lowercase().as_str()))
+    })
+}
+
 /// A statement ready for SQLite.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Rewritten {
     /// The statement in SQLite's dialect.
     pub sql: String,
     /// The epochs named by `AS OF`.
     pub as_of: Vec<u64>,
+    /// The numbers compared with in a `WHERE` clause of a statement without `$N` parameters,
+    /// which the SQLite text has as parameters `?1`, `?2`, ... (so that `WHERE vertex = 5` and
+    /// `WHERE vertex = 6` share one prepared statement).
+    pub literals: Vec<rusqlite::types::Value>,
+}
+
+/// A number as a SQL value, if it is a plain integer or decimal.
+fn literal(n: &str) -> Option<rusqlite::types::Value> {
+    use rusqlite::types::Value;
+    if let Ok(i) = n.parse::<i64>() {
+        return Some(Value::Integer(i));
+    }
+    if n.bytes().all(|b| b.is_ascii_digit() || b == b'.' || b == b'e' || b == b'E') {
+        return n.parse::<f64>().ok().filter(|f| f.is_finite()).map(Value::Real);
+    }
+    None
 }
 
 /// Words after which `name AS OF n` cannot continue with an alias.
@@ -616,6 +670,11 @@ pub fn rewrite(sql: &str, tables: &[String]) -> Result<Rewritten, SqlError> {
     let toks = lex(sql);
     let mut out = String::with_capacity(sql.len() + 16);
     let mut as_of = Vec::new();
+    let mut literals = Vec::new();
+    // Numbers become parameters only in a WHERE clause (so that a column named after its
+    // expression keeps its name) and only without the client's own parameters.
+    let lift = !toks.iter().any(|(_, t)| matches!(t, Tok::Param(_)));
+    let mut in_where = false;
     let upper = |t: &Tok| match t {
         Tok::Word(w) => Some(w.to_ascii_uppercase()),
         _ => None,
@@ -747,18 +806,41 @@ pub fn rewrite(sql: &str, tables: &[String]) -> Result<Rewritten, SqlError> {
                 }
                 as_of.push(e);
                 out.push_str(space);
-                out.push_str(&format!(
-                    "(SELECT vertex, value FROM {name}_history WHERE valid_from <= {e} AND (valid_to IS NULL OR valid_to > {e})) AS {alias}"
-                ));
+                out.push_str(&super::mirror::as_of_sql(&name, &e.to_string()));
+                out.push_str(" AS ");
+                out.push_str(&alias);
+            }
+            Tok::Number(n)
+                if lift
+                    && in_where
+                    && i > 0
+                    && matches!(toks[i - 1].1, Tok::Punct('=' | '<' | '>'))
+                    && !matches!(toks.get(i + 1), Some((_, Tok::Cast | Tok::Punct('.'))))
+                    && literal(n).is_some() =>
+            {
+                literals.extend(literal(n));
+                out.push_str(space);
+                out.push('?');
+                out.push_str(&literals.len().to_string());
             }
             _ => {
+                if let Tok::Word(w) = tok {
+                    if w.eq_ignore_ascii_case("WHERE") {
+                        in_where = true;
+                    } else if ["SELECT", "GROUP", "ORDER", "LIMIT", "HAVING", "UNION", "EXCEPT", "INTERSECT", "WINDOW"]
+                        .iter()
+                        .any(|k| w.eq_ignore_ascii_case(k))
+                    {
+                        in_where = false;
+                    }
+                }
                 out.push_str(space);
                 out.push_str(&text(tok));
             }
         }
         i += 1;
     }
-    Ok(Rewritten { sql: out, as_of })
+    Ok(Rewritten { sql: out, as_of, literals })
 }
 
 #[cfg(test)]
@@ -780,11 +862,17 @@ mod tests {
         assert_eq!(r.sql, "SELECT value FROM wcc WHERE vertex = ?1");
         let r = rewrite("select count(*) from wcc as of 3 w join bfs using (vertex)", &tables()).unwrap();
         assert_eq!(r.as_of, vec![3]);
-        assert!(r
-            .sql
-            .contains("FROM wcc_history WHERE valid_from <= 3 AND (valid_to IS NULL OR valid_to > 3)) AS w join"));
+        assert!(r.sql.contains("FROM ripples_wcc_current WHERE valid_from <= 3 UNION ALL"), "{}", r.sql);
+        assert!(r.sql.contains("WHERE epoch > 3 AND diff < 0 AND since <= 3) AS w join"), "{}", r.sql);
         assert_eq!(rewrite("select * from nope as of 1", &tables()).unwrap_err().code, state::UNDEFINED_TABLE);
         assert_eq!(rewrite("select 'a $1 ::x'", &tables()).unwrap().sql, "select 'a $1 ::x'");
+        use rusqlite::types::Value;
+        let r = rewrite("SELECT value = 1 FROM wcc WHERE vertex = 17 AND value <> 2.5 ORDER BY 1 LIMIT 3", &tables())
+            .unwrap();
+        assert_eq!(r.sql, "SELECT value = 1 FROM wcc WHERE vertex = ?1 AND value <> ?2 ORDER BY 1 LIMIT 3");
+        assert_eq!(r.literals, vec![Value::Integer(17), Value::Real(2.5)]);
+        let r = rewrite("SELECT value FROM wcc WHERE vertex = $1 AND value = 3", &tables()).unwrap();
+        assert_eq!((r.sql.as_str(), r.literals.len()), ("SELECT value FROM wcc WHERE vertex = ?1 AND value = 3", 0));
     }
 
     #[test]
@@ -796,8 +884,19 @@ mod tests {
         .unwrap();
         assert_eq!(
             r.sql,
-            "SELECT c.relname FROM pg_class c WHERE c.relname REGEXP '^(wcc)$' AND n.nspname NOT REGEXP '^pg_toast' AND c.oid = 1 AND ~ 1 = -2"
+            "SELECT c.relname FROM pg_class c WHERE c.relname REGEXP '^(wcc)$' AND n.nspname NOT REGEXP '^pg_toast' AND c.oid = ?1 AND ~ 1 = -2"
         );
+    }
+
+    #[test]
+    fn knows_the_empty_catalogs() {
+        assert!(reads_empty_catalog(
+            "SELECT pol.polname FROM pg_catalog.pg_policy pol WHERE pol.polrelid = '16394' ORDER BY 1;"
+        ));
+        assert!(reads_empty_catalog("SELECT c.oid FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i WHERE 1"));
+        assert!(!reads_empty_catalog("SELECT * FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_index i ON 1"));
+        assert!(!reads_empty_catalog("SELECT * FROM pg_policy"));
+        assert!(!reads_empty_catalog("SELECT 'FROM pg_catalog.pg_policy'"));
     }
 
     #[test]

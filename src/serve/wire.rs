@@ -335,6 +335,19 @@ fn open(shared: &Arc<Shared>) -> Result<Db, rusqlite::Error> {
     // What psql's `\d` and `\dt` ask of the catalog (see the `pg_class` view of the mirror).
     conn.create_scalar_function("pg_get_userbyid", 1, pure, |_| Ok("ripples".to_string()))?;
     conn.create_scalar_function("pg_table_is_visible", 1, pure, |_| Ok(true))?;
+    // `\d NAME`: a column's type, and the expressions (defaults) the served relations have none of.
+    conn.create_scalar_function("format_type", 2, pure, |ctx| {
+        let oid: Option<i64> = ctx.get(0)?;
+        Ok(oid.map(|oid| match oid {
+            20 => "bigint",
+            701 => "double precision",
+            25 => "text",
+            16 => "boolean",
+            23 => "integer",
+            _ => "numeric",
+        }))
+    })?;
+    conn.create_scalar_function("pg_get_expr", -1, pure, |_| Ok(None::<String>))?;
     conn.create_scalar_function("regexp", 2, pure, |ctx| {
         let (pattern, text): (String, Option<String>) = (ctx.get(0)?, ctx.get(1)?);
         let re = regex::Regex::new(&pattern).map_err(|e| rusqlite::Error::UserFunctionError(e.into()))?;
@@ -366,7 +379,7 @@ fn sqlite_error(e: rusqlite::Error, tables: &[String]) -> SqlError {
             return SqlError::new(
                 state::FEATURE_NOT_SUPPORTED,
                 format!(
-                    "the PostgreSQL catalog table {name} is not served (only pg_class, pg_namespace, pg_am and pg_roles: enough for psql's \\d and \\dt); the tables are {}; a table's columns: SELECT * FROM pragma_table_info('wcc')",
+                    "the PostgreSQL catalog table {name} is not served (only pg_class, pg_namespace, pg_attribute, pg_type, pg_am and pg_roles: enough for psql's \\d, \\dt and \\d NAME); the tables are {}; a table's columns: SELECT * FROM pragma_table_info('wcc')",
                     all()
                 ),
             );
@@ -468,6 +481,9 @@ fn check_as_of(conn: &Connection, wanted: &[u64], tables: &[String]) -> Result<(
 
 /// Runs one query to completion (at most `max_rows` rows).
 fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Result<ResultSet, SqlError> {
+    if sql::reads_empty_catalog(sql_text) {
+        return Ok(ResultSet { columns: vec![("?column?".into(), Type::TEXT)], rows: Vec::new() });
+    }
     let tables: Vec<String> =
         shared.tables.lock().map(|t| t.iter().map(|t| t.name.clone()).collect()).unwrap_or_default();
     let rw = sql::rewrite(sql_text, &tables)?;
@@ -495,6 +511,7 @@ fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Re
             let verb = sql_text.split_whitespace().next().unwrap_or("this statement").to_ascii_uppercase();
             return Err(sql::read_only(&verb));
         }
+        let params = if rw.literals.is_empty() { params } else { &rw.literals[..] };
         if stmt.parameter_count() != params.len() {
             return Err(SqlError::new(
                 "08P01",
@@ -540,7 +557,7 @@ fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Re
         if e.code != state::FEATURE_NOT_SUPPORTED && sql_text.to_ascii_lowercase().contains("pg_catalog.") {
             SqlError::new(
                 state::FEATURE_NOT_SUPPORTED,
-                format!("this catalog query is not served ({}): the catalog serves psql's \\d and \\dt (the list of tables), not \\d NAME; the tables are {}, epochs, changes; a table's columns: SELECT * FROM pragma_table_info('epochs')", e.message, tables.join(", ")),
+                format!("this catalog query is not served ({}): the catalog serves psql's \\d, \\dt and \\d NAME (not \\d+ NAME, \\di or \\df); the tables are {}, epochs, changes; a table's columns: SELECT * FROM pragma_table_info('epochs')", e.message, tables.join(", ")),
             )
         } else {
             e
@@ -784,7 +801,7 @@ impl Session {
                         .columns()
                         .map(|c| (c.name().to_string(), pg_type(c.decl_type()).unwrap_or(Type::TEXT)))
                         .collect();
-                    Ok((stmt.parameter_count(), cols))
+                    Ok((stmt.parameter_count() - rw.literals.len(), cols))
                 })
                 .await
             }
@@ -1015,9 +1032,7 @@ impl Session {
                     let mut buf = String::new();
                     if snapshot {
                         let mut stmt = c
-                            .prepare(&format!(
-                                "SELECT vertex, value FROM {name}_history WHERE valid_from <= ?1 AND (valid_to IS NULL OR valid_to > ?1) ORDER BY vertex"
-                            ))
+                            .prepare(&format!("SELECT vertex, value FROM {} ORDER BY vertex", mirror::as_of_sql(&name, "?1")))
                             .map_err(err)?;
                         let mut rows = stmt.query([at as i64]).map_err(err)?;
                         while let Some(r) = rows.next().map_err(err)? {
@@ -1078,11 +1093,12 @@ impl Session {
                             ));
                         }
                         let mut stmt = c
-                            .prepare_cached(
-                                "SELECT epoch, diff, vertex, value FROM changes WHERE algorithm = ?1 AND epoch > ?2 AND epoch <= ?3 ORDER BY epoch, rowid",
-                            )
+                            .prepare_cached(&format!(
+                                "SELECT epoch, diff, vertex, value FROM {} WHERE epoch > ?1 AND epoch <= ?2 ORDER BY epoch, vertex, value, diff",
+                                mirror::log_table(&name)
+                            ))
                             .map_err(err)?;
-                        let mut rows = stmt.query(rusqlite::params![name, from as i64, hi as i64]).map_err(err)?;
+                        let mut rows = stmt.query(rusqlite::params![from as i64, hi as i64]).map_err(err)?;
                         let mut buf = String::new();
                         let mut n = 0;
                         let mut epoch_done = from;
