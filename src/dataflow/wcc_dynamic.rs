@@ -1776,9 +1776,8 @@ mod tests {
         fn report(forest: &DynamicForest, edges: usize) {
             let vertices = forest.vertices.len();
             let records = forest.vertices.capacity() * std::mem::size_of::<Vertex>();
-            let lists: usize =
-                forest.vertices.iter().map(|v| block(v.tree.capacity() * 4) + block(v.other.capacity() * 4)).sum();
-            let index = map(&forest.index);
+            let lists: usize = forest.vertices.iter().map(|v| block(v.tree.len() * 4) + block(v.other.len() * 4)).sum();
+            let index = map(&forest.index.sparse) + forest.index.dense.capacity() * 4;
             let links = forest.links.capacity() * std::mem::size_of::<Link>();
             let pairs = map(&forest.pairs);
             let total = records + lists + index + links + pairs;
