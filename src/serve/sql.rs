@@ -565,8 +565,8 @@ const EMPTY_CATALOGS: &[&str] = &[
     "pg_foreign_table",
 ];
 
-/// Whether a client's catalog query reads one of the [`EMPTY_CATALOGS`] as its first table or as
-/// an inner (comma) join: it has no rows.
+/// Whether a client's catalog query reads one of the catalogs this server keeps empty
+/// (`EMPTY_CATALOGS`) as its first table or as an inner (comma) join: it has no rows.
 pub fn reads_empty_catalog(sql: &str) -> bool {
     if !sql.contains("pg_catalog.") {
         return false;
