@@ -18,32 +18,22 @@ use timely::progress::frontier::MutableAntichain;
 
 use crate::types::Time;
 
-/// Records waiting for their time (see the module docs).
-pub(crate) struct TimeStash<D> {
-    pending: BTreeMap<Time, (Capability<Time>, Vec<D>)>,
-}
+/// Records waiting for their time (see the module docs): a [`TimeBatches`] of plain vectors.
+pub(crate) struct TimeStash<D>(TimeBatches<Vec<D>>);
 
 impl<D> TimeStash<D> {
     pub(crate) fn new() -> Self {
-        TimeStash { pending: BTreeMap::new() }
+        TimeStash(TimeBatches::new())
     }
 
     /// Stashes `record` under `time`, holding a capability for it (output port 0).
     pub(crate) fn stash(&mut self, cap: &InputCapability<Time>, time: Time, record: D) {
-        self.pending.entry(time).or_insert_with(|| (cap.delayed(&time, 0), Vec::new())).1.push(record);
+        self.0.batch(cap, time).push(record);
     }
 
     /// Stashed times the frontier has reached (`<=` its least element), in order.
     pub(crate) fn ready(&mut self, frontier: &MutableAntichain<Time>) -> Vec<(Capability<Time>, Vec<D>)> {
-        let least = frontier.frontier().iter().min().copied();
-        let mut out = Vec::new();
-        while let Some((&t, _)) = self.pending.first_key_value() {
-            if least.map(|l| t > l).unwrap_or(false) {
-                break;
-            }
-            out.push(self.pending.pop_first().expect("non-empty").1);
-        }
-        out
+        self.0.ready(frontier)
     }
 
     /// The earliest stashed time the frontier has passed (complete), with its capability and
@@ -52,12 +42,7 @@ impl<D> TimeStash<D> {
         &mut self,
         frontier: &MutableAntichain<Time>,
     ) -> Option<(Time, Capability<Time>, Vec<D>)> {
-        let (&t, _) = self.pending.first_key_value()?;
-        if frontier.less_equal(&t) {
-            return None;
-        }
-        let (cap, records) = self.pending.pop_first()?.1;
-        Some((t, cap, records))
+        self.0.next_complete(frontier)
     }
 }
 
@@ -75,6 +60,19 @@ impl<B: Default> TimeBatches<B> {
     /// The batch of `time` (empty if new), holding a capability for it (output port 0).
     pub(crate) fn batch(&mut self, cap: &InputCapability<Time>, time: Time) -> &mut B {
         &mut self.pending.entry(time).or_insert_with(|| (cap.delayed(&time, 0), B::default())).1
+    }
+
+    /// Batched times the frontier has reached (`<=` its least element), in order.
+    pub(crate) fn ready(&mut self, frontier: &MutableAntichain<Time>) -> Vec<(Capability<Time>, B)> {
+        let least = frontier.frontier().iter().min().copied();
+        let mut out = Vec::new();
+        while let Some((&t, _)) = self.pending.first_key_value() {
+            if least.map(|l| t > l).unwrap_or(false) {
+                break;
+            }
+            out.extend(self.pending.pop_first().map(|(_, entry)| entry));
+        }
+        out
     }
 
     /// The earliest time the frontier has passed (complete), with its capability and batch;

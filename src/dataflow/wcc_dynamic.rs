@@ -228,22 +228,6 @@ const NONE: u32 = u32::MAX;
 /// A link's `count` when its copies are counted in `DynamicForest::big` (2^32 - 1 or more).
 const BIG: u32 = u32::MAX;
 
-/// Sums the diffs of equal records and drops zeros (sorted by record).
-fn consolidate(changes: &mut Vec<((Node, Node), Diff)>) {
-    changes.sort_unstable_by_key(|c| c.0);
-    let mut w = 0;
-    for r in 0..changes.len() {
-        if w > 0 && changes[w - 1].0 == changes[r].0 {
-            changes[w - 1].1 += changes[r].1;
-        } else {
-            changes[w] = changes[r];
-            w += 1;
-        }
-    }
-    changes.truncate(w);
-    changes.retain(|c| c.1 != 0);
-}
-
 /// Times with at least this many (consolidated) edge changes free their list while it is
 /// applied, in steps of this many.
 const FREE_AS_APPLIED: usize = 1 << 16;
@@ -710,7 +694,7 @@ impl DynamicForest {
         }
         if self.summary {
             let mut log = std::mem::take(&mut self.log);
-            consolidate(&mut log);
+            differential_dataflow::consolidation::consolidate(&mut log);
             out.extend_from_slice(&log);
             log.clear();
             self.log = log;
