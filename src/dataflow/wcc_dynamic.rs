@@ -12,8 +12,9 @@
 //! **How.** One worker (worker 0: every record is exchanged to it) keeps a spanning forest of the
 //! present graph. Every undirected vertex pair with a positive count (all copies, both
 //! directions, any weight) is one *link*, either a forest edge or a non-tree edge; each vertex
-//! keeps both kinds in two adjacency lists, and each link knows its positions in its ends' lists,
-//! so that removing it is O(1) (swap-remove). Each vertex stores its label, the smallest id of
+//! keeps both kinds in two adjacency lists (one allocation: forest edges from its front, non-tree
+//! edges from its back), and each link knows its positions in its ends' lists, so that removing
+//! it is O(1) (swap-remove). Each vertex stores its label, the smallest id of
 //! its tree, so "same component?" is a label comparison. A time is processed once the input
 //! frontier has passed it, its records consolidated per vertex pair, insertions first:
 //!
@@ -70,11 +71,13 @@
 //! and [`WccDynamic::fallbacks`] per dataflow; per epoch in `--stats` through a
 //! [`FallbackLog`]). Budget 0 rebuilds at the first forest-edge deletion of every time.
 //!
-//! *State:* at worker 0, per link ~40–60 bytes (a 24-byte record, its hash-map entry, two
-//! adjacency entries, the lists' slack), per vertex one 64-byte cache line (id, label, two
-//! adjacency lists as boxed slices with their lengths, search marks, flags; vertex-file and
-//! self-loop counts in a side map for the few vertices that have them), plus up to 4 × 4 bytes
-//! of dense id index. Vertices that left the result keep their (empty) record.
+//! *State:* at worker 0, per link ~35–45 bytes (a 20-byte record, an 8-byte slot of the pair
+//! table, at most 3/4 full, two 4-byte adjacency entries and their slack), per vertex one 64-byte
+//! cache line (id, label, its adjacency as one boxed slice with the two lists' lengths, search
+//! marks, flags; vertex-file and self-loop counts in a side map for the few vertices that have
+//! them) and one heap block for the adjacency, plus up to 4 × 4 bytes of dense id index. Vertices
+//! that left the result keep their (empty) record. On `wcc-window` (1 M live edges, ~3.8 per
+//! vertex) that is ~85 B per live edge (`memory_shares` below).
 //! The peak comes at an initial graph: the operator keeps a time's records until the time is
 //! complete, 24 bytes each (`(a, b, diff)` with `a <= b`, consolidated in place whenever their
 //! vector is full, so duplicate copies do not pile up), then sorts and consolidates them in place
@@ -225,8 +228,10 @@ impl Algorithm for WccDynamic {
 }
 
 const NONE: u32 = u32::MAX;
-/// A link's `count` when its copies are counted in `DynamicForest::big` (2^32 - 1 or more).
-const BIG: u32 = u32::MAX;
+/// A link's flag bit: it is a forest edge.
+const TREE: u32 = 1 << 31;
+/// A link's count when its copies are counted in `DynamicForest::big` (2^31 - 1 or more).
+const BIG: u32 = TREE - 1;
 
 /// Times with at least this many (consolidated) edge changes free their list while it is
 /// applied, in steps of this many.
@@ -331,17 +336,17 @@ fn prefetch<T>(x: &T) {
 }
 
 /// A vertex's bookkeeping: one 64-byte cache line (the rare counts live in
-/// `DynamicForest::extras`; the adjacency lists are boxed slices with their lengths here).
+/// `DynamicForest::extras`; the adjacency is one boxed slice, its length here).
 #[derive(Clone, Debug)]
 #[repr(align(64))]
 struct Vertex {
     id: Node,
     /// The smallest id of its tree (meaningful while present).
     label: Node,
-    /// Forest edges at it (link ids): `tree[..tree_len]`.
-    tree: Box<[u32]>,
-    /// Non-tree edges at it (link ids), oldest first: `other[..other_len]`.
-    other: Box<[u32]>,
+    /// Its links (link ids), in one allocation: the forest edges from the front,
+    /// `adj[..tree_len]`, and the non-tree edges from the back, the `k`-th oldest at
+    /// `adj[adj.len() - 1 - k]`; a link's position in its list is its index there (`k`).
+    adj: Box<[u32]>,
     tree_len: u32,
     other_len: u32,
     /// Which side of the current search reached it (`side`), valid when `mark` is the search's
@@ -371,8 +376,7 @@ impl Vertex {
         Vertex {
             id,
             label: id,
-            tree: Box::default(),
-            other: Box::default(),
+            adj: Box::default(),
             tree_len: 0,
             other_len: 0,
             mark: 0,
@@ -383,59 +387,76 @@ impl Vertex {
         }
     }
 
-    /// Its forest edges.
-    fn tree(&self) -> &[u32] {
-        &self.tree[..self.tree_len as usize]
+    /// Its non-tree edges, newest first.
+    #[cfg(debug_assertions)]
+    fn others(&self) -> &[u32] {
+        &self.adj[self.adj.len() - self.other_len as usize..]
     }
 
-    /// Its non-tree edges, oldest first.
-    fn other(&self) -> &[u32] {
-        &self.other[..self.other_len as usize]
-    }
-
-    /// Its forest edges (`tree`) or its non-tree edges.
-    fn list(&self, tree: bool) -> &[u32] {
+    /// The index in `adj` of position `p` of the forest-edge (`tree`) or non-tree list.
+    #[inline]
+    fn slot(&self, tree: bool, p: usize) -> usize {
         if tree {
-            self.tree()
+            p
         } else {
-            self.other()
+            self.adj.len() - 1 - p
         }
+    }
+
+    /// The entry at position `p` of a list, if there is one.
+    #[inline]
+    fn entry(&self, tree: bool, p: usize) -> Option<&u32> {
+        let len = if tree { self.tree_len } else { self.other_len } as usize;
+        (p < len).then(|| &self.adj[self.slot(tree, p)])
+    }
+
+    /// The last entry of a list (the one a swap-remove moves), if any.
+    #[inline]
+    fn last(&self, tree: bool) -> Option<&u32> {
+        let len = if tree { self.tree_len } else { self.other_len } as usize;
+        len.checked_sub(1).and_then(|p| self.entry(tree, p))
     }
 
     fn has_links(&self) -> bool {
         self.tree_len != 0 || self.other_len != 0
     }
 
-    /// Where the list's next push goes (for a prefetch; may be its end).
+    /// Where the list's next push goes (for a prefetch; may be outside the slice).
     fn tail(&self, tree: bool) -> *const u32 {
-        let (list, len) = if tree { (&self.tree, self.tree_len) } else { (&self.other, self.other_len) };
-        list.as_ptr().wrapping_add(len as usize)
+        let at = if tree { self.tree_len as usize } else { self.adj.len().wrapping_sub(1 + self.other_len as usize) };
+        self.adj.as_ptr().wrapping_add(at)
     }
 
     /// Appends link `l` to the forest-edge (`tree`) or non-tree list; returns its position.
     fn push(&mut self, tree: bool, l: u32) -> u32 {
-        let (list, len) =
-            if tree { (&mut self.tree, &mut self.tree_len) } else { (&mut self.other, &mut self.other_len) };
-        let n = *len as usize;
-        if n == list.len() {
-            let mut grown = vec![0u32; (2 * n).max(2)].into_boxed_slice();
-            grown[..n].copy_from_slice(list);
-            *list = grown;
+        let (nt, no) = (self.tree_len as usize, self.other_len as usize);
+        let cap = self.adj.len();
+        if nt + no == cap {
+            // Twice the room (6 entries at first), up to what the C allocator's block holds
+            // anyway (blocks of 16-byte steps with 8 bytes of header: 4 × cap + 8 a multiple of 16).
+            let want = (2 * cap).max(6);
+            let cap2 = ((want * 4 + 8).div_ceil(16) * 16 - 8) / 4;
+            let mut grown = vec![0u32; cap2].into_boxed_slice();
+            grown[..nt].copy_from_slice(&self.adj[..nt]);
+            grown[cap2 - no..].copy_from_slice(&self.adj[cap - no..]);
+            self.adj = grown;
         }
-        list[n] = l;
+        let (len, p) = if tree { (&mut self.tree_len, nt) } else { (&mut self.other_len, no) };
         *len += 1;
-        n as u32
+        let at = self.slot(tree, p);
+        self.adj[at] = l;
+        p as u32
     }
 
     /// Removes the entry at position `p` of a list; the last entry moves there: returns it, if
     /// it is another one.
     fn swap_remove(&mut self, tree: bool, p: usize) -> Option<u32> {
-        let (list, len) =
-            if tree { (&mut self.tree, &mut self.tree_len) } else { (&mut self.other, &mut self.other_len) };
+        let len = if tree { &mut self.tree_len } else { &mut self.other_len };
         let last = *len as usize - 1;
-        list[p] = list[last];
         *len -= 1;
-        (p < last).then(|| list[p])
+        let (to, from) = (self.slot(tree, p), self.slot(tree, last));
+        self.adj[to] = self.adj[from];
+        (p < last).then(|| self.adj[to])
     }
 }
 
@@ -443,12 +464,191 @@ impl Vertex {
 #[derive(Clone, Copy, Debug)]
 struct Link {
     ends: [u32; 2],
-    /// Copies present (0: a free slot; [`BIG`]: more, counted in `DynamicForest::big`). A
-    /// 24-byte record.
-    count: u32,
-    tree: bool,
-    /// Its positions in `ends[i]`'s `tree` or `other` list.
+    /// Copies present in the low 31 bits (0: a free slot; [`BIG`]: more, counted in
+    /// `DynamicForest::big`), [`TREE`]: a forest edge. A 20-byte record.
+    bits: u32,
+    /// Its positions in `ends[i]`'s forest-edge or non-tree list.
     pos: [u32; 2],
+}
+
+const _: () = assert!(std::mem::size_of::<Link>() == 20);
+
+impl Link {
+    /// Its copy count (see `bits`).
+    #[inline]
+    fn count(&self) -> u32 {
+        self.bits & !TREE
+    }
+
+    /// Whether it is a forest edge.
+    #[inline]
+    fn tree(&self) -> bool {
+        self.bits & TREE != 0
+    }
+
+    fn set_count(&mut self, n: u32) {
+        self.bits = (self.bits & TREE) | n;
+    }
+
+    fn set_tree(&mut self, tree: bool) {
+        self.bits = (self.bits & !TREE) | if tree { TREE } else { 0 };
+    }
+}
+
+/// Vertex pairs to link ids: open addressing with linear probing over a power-of-two table of
+/// 8-byte slots `tag << 32 | link` (0: empty), where the tag is the top 32 bits of the pair's
+/// hash (never 0). The slot a pair starts from is its tag's top bits, so the table grows and
+/// removes (backward shift, no tombstones) without looking at the links; a lookup confirms a
+/// tag match against the link's ends (the link the update touches anyway). Between 3/8 and 3/4
+/// full: 11 to 21 bytes per link, where a hash map of `(u64, u32)` entries (17 bytes a bucket,
+/// between 7/16 and 7/8 full) took 19 to 39.
+#[derive(Default)]
+struct PairTable {
+    slots: Vec<u64>,
+    len: usize,
+}
+
+impl PairTable {
+    /// The tag of the pair `key` (its hash's top 32 bits, never 0).
+    #[inline]
+    fn tag(key: u64) -> u32 {
+        let h = (key ^ (key >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let h = (h ^ (h >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h >> 32) as u32).max(1)
+    }
+
+    /// The slot a tag starts from.
+    #[inline]
+    fn home(&self, tag: u32) -> usize {
+        // The table has 2^k slots (k <= 32): the tag's top k bits.
+        ((tag as u64 * self.slots.len() as u64) >> 32) as usize
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The link of `key`, whose ends `links` confirms.
+    #[inline]
+    fn get(&self, key: u64, links: &[Link]) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let tag = Self::tag(key);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(tag);
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return None;
+            }
+            let l = s as u32;
+            if (s >> 32) as u32 == tag && link_key(&links[l as usize]) == key {
+                return Some(l);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The address of the slot `key` starts from, for a prefetch.
+    #[inline]
+    fn slot(&self, key: u64) -> Option<&u64> {
+        self.slots.get(self.home(Self::tag(key)))
+    }
+
+    /// The first link whose tag is `key`'s (most likely its link), unconfirmed: for a prefetch
+    /// of that link before [`PairTable::get`] confirms it.
+    #[inline]
+    fn candidate(&self, key: u64) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let tag = Self::tag(key);
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(tag);
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return None;
+            }
+            if (s >> 32) as u32 == tag {
+                return Some(s as u32);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Records `key -> l` (`key` absent).
+    fn insert(&mut self, key: u64, l: u32) {
+        self.reserve(1);
+        self.len += 1;
+        self.place(((Self::tag(key) as u64) << 32) | l as u64);
+    }
+
+    /// Puts an entry in the first free slot from its start.
+    fn place(&mut self, entry: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home((entry >> 32) as u32);
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = entry;
+    }
+
+    /// Room for `more` entries without growing.
+    fn reserve(&mut self, more: usize) {
+        let want = self.len + more;
+        if want * 4 <= self.slots.len() * 3 {
+            return;
+        }
+        let size = (want * 4).div_ceil(3).next_power_of_two().max(16);
+        assert!(size <= 1 << 32, "dynamic WCC: too many links");
+        let old = std::mem::replace(&mut self.slots, vec![0; size]);
+        for s in old {
+            if s != 0 {
+                self.place(s);
+            }
+        }
+    }
+
+    /// Removes `key` (present, with link `l`).
+    fn remove(&mut self, key: u64, l: u32) {
+        let mask = self.slots.len() - 1;
+        let entry = ((Self::tag(key) as u64) << 32) | l as u64;
+        let mut i = self.home(Self::tag(key));
+        while self.slots[i] != entry {
+            debug_assert!(self.slots[i] != 0, "dynamic WCC: removal of an absent pair");
+            i = (i + 1) & mask;
+        }
+        // Backward shift: later entries of the run move up where they may.
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            let s = self.slots[j];
+            if s == 0 {
+                break;
+            }
+            let home = self.home((s >> 32) as u32);
+            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(i) & mask) {
+                self.slots[i] = s;
+                i = j;
+            }
+        }
+        self.slots[i] = 0;
+        self.len -= 1;
+    }
+
+    /// Heap bytes.
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        self.slots.capacity() * 8
+    }
+}
+
+/// The pair key of a link's ends.
+#[inline]
+fn link_key(link: &Link) -> u64 {
+    DynamicForest::pair_key(link.ends[0], link.ends[1])
 }
 
 /// Records resolved and prefetched per group (see the module docs).
@@ -501,7 +701,7 @@ pub struct DynamicForest {
     big: FxHashMap<u32, u64>,
     free_links: Vec<u32>,
     /// `(lower vertex index, higher vertex index)` -> link id.
-    pairs: FxHashMap<u64, u32>,
+    pairs: PairTable,
     present: usize,
     /// Vertices whose label may have changed in the open time, with their label before it.
     dirty: Vec<(u32, Option<Node>)>,
@@ -543,7 +743,7 @@ impl DynamicForest {
             links: Vec::new(),
             big: FxHashMap::default(),
             free_links: Vec::new(),
-            pairs: FxHashMap::default(),
+            pairs: PairTable::default(),
             present: 0,
             dirty: Vec::new(),
             stamp: 0,
@@ -793,7 +993,7 @@ impl DynamicForest {
 
     /// Copies of link `l`.
     fn copies(&self, l: u32) -> u64 {
-        match self.links[l as usize].count {
+        match self.links[l as usize].count() {
             BIG => self.big[&l],
             n => n as u64,
         }
@@ -802,14 +1002,14 @@ impl DynamicForest {
     /// Sets the copies of link `l` (0 frees it).
     fn set_copies(&mut self, l: u32, n: u64) {
         let link = &mut self.links[l as usize];
-        if link.count == BIG {
+        if link.count() == BIG {
             self.big.remove(&l);
         }
         if n >= BIG as u64 {
-            link.count = BIG;
+            link.set_count(BIG);
             self.big.insert(l, n);
         } else {
-            link.count = n as u32;
+            link.set_count(n as u32);
         }
     }
 
@@ -825,7 +1025,8 @@ impl DynamicForest {
 
     /// Puts link `l` in its ends' `tree` or `other` lists, as its `tree` flag says.
     fn attach(&mut self, l: u32) {
-        let Link { ends, tree, .. } = self.links[l as usize];
+        let Link { ends, .. } = self.links[l as usize];
+        let tree = self.links[l as usize].tree();
         if tree && self.summary {
             self.log_link(l, 1);
         }
@@ -837,7 +1038,8 @@ impl DynamicForest {
     /// Takes link `l` out of its ends' lists (O(1): swap-remove, fixing the moved link's
     /// position).
     fn detach(&mut self, l: u32) {
-        let Link { ends, tree, pos, .. } = self.links[l as usize];
+        let Link { ends, pos, .. } = self.links[l as usize];
+        let tree = self.links[l as usize].tree();
         if tree && self.summary {
             self.log_link(l, -1);
         }
@@ -845,7 +1047,7 @@ impl DynamicForest {
             let v = ends[i];
             let x = &mut self.vertices[v as usize];
             let p = pos[i] as usize;
-            debug_assert_eq!(x.list(tree)[p], l);
+            debug_assert_eq!(x.entry(tree, p), Some(&l));
             if let Some(moved) = x.swap_remove(tree, p) {
                 let m = &mut self.links[moved as usize];
                 let j = if m.ends[0] == v { 0 } else { 1 };
@@ -873,10 +1075,12 @@ impl DynamicForest {
         for r in group.iter() {
             prefetch(&self.vertices[r.va as usize]);
             prefetch(&self.vertices[r.vb as usize]);
+            self.prefetch_pair(r.va, r.vb);
         }
+        self.prefetch_candidates(group);
         for r in group.iter_mut() {
             if r.va != r.vb {
-                r.link = self.pairs.get(&Self::pair_key(r.va, r.vb)).copied().unwrap_or(NONE);
+                r.link = self.pairs.get(Self::pair_key(r.va, r.vb), &self.links).unwrap_or(NONE);
             }
         }
         let mut fresh = 0;
@@ -918,11 +1122,13 @@ impl DynamicForest {
             if r.va != NONE && r.vb != NONE {
                 prefetch(&self.vertices[r.va as usize]);
                 prefetch(&self.vertices[r.vb as usize]);
+                self.prefetch_pair(r.va, r.vb);
             }
         }
+        self.prefetch_candidates(group);
         for r in group.iter_mut() {
             if r.va != r.vb && r.va != NONE && r.vb != NONE {
-                r.link = self.pairs.get(&Self::pair_key(r.va, r.vb)).copied().unwrap_or(NONE);
+                r.link = self.pairs.get(Self::pair_key(r.va, r.vb), &self.links).unwrap_or(NONE);
                 debug_assert!(r.link != NONE, "dynamic WCC: deletion of an absent edge");
                 if r.link != NONE {
                     prefetch(&self.links[r.link as usize]);
@@ -935,15 +1141,14 @@ impl DynamicForest {
             }
             let link = self.links[r.link as usize];
             if self.copies(r.link) <= r.copies {
-                self.pairs.remove(&Self::pair_key(r.va, r.vb));
+                self.pairs.remove(Self::pair_key(r.va, r.vb), r.link);
             }
             for (i, &v) in link.ends.iter().enumerate() {
                 let x = &self.vertices[v as usize];
-                let list = x.list(link.tree);
-                if let Some(at) = list.get(link.pos[i] as usize) {
+                if let Some(at) = x.entry(link.tree(), link.pos[i] as usize) {
                     prefetch(at);
                 }
-                if let Some(last) = list.last() {
+                if let Some(last) = x.last(link.tree()) {
                     prefetch(last);
                 }
             }
@@ -956,8 +1161,7 @@ impl DynamicForest {
             let link = &self.links[r.link as usize];
             for &v in &link.ends {
                 let x = &self.vertices[v as usize];
-                let list = x.list(link.tree);
-                if let Some(&moved) = list.last() {
+                if let Some(&moved) = x.last(link.tree()) {
                     prefetch(&self.links[moved as usize]);
                 }
             }
@@ -969,6 +1173,28 @@ impl DynamicForest {
     fn prefetch_id(&self, id: Node) {
         if let Some(slot) = self.index.slot(id) {
             prefetch(slot);
+        }
+    }
+
+    /// Prefetches the pair table slot where the pair `va`, `vb` starts (none for a self-loop).
+    #[inline]
+    fn prefetch_pair(&self, va: u32, vb: u32) {
+        if va != vb {
+            if let Some(slot) = self.pairs.slot(Self::pair_key(va, vb)) {
+                prefetch(slot);
+            }
+        }
+    }
+
+    /// Prefetches the link each pair of `group` most likely has (its slots are prefetched), so
+    /// that confirming it in [`PairTable::get`] does not wait for it.
+    fn prefetch_candidates(&self, group: &[Resolved]) {
+        for r in group {
+            if r.va != r.vb && r.va != NONE && r.vb != NONE {
+                if let Some(l) = self.pairs.candidate(Self::pair_key(r.va, r.vb)) {
+                    prefetch(&self.links[l as usize]);
+                }
+            }
         }
     }
 
@@ -1000,7 +1226,7 @@ impl DynamicForest {
             let (side, label) = if la < lb { (vb, la) } else { (va, lb) };
             self.relabel_tree(side, label);
         }
-        let link = Link { ends: [va, vb], count: 0, tree, pos: [NONE; 2] };
+        let link = Link { ends: [va, vb], bits: if tree { TREE } else { 0 }, pos: [NONE; 2] };
         let l = match self.free_links.pop() {
             Some(l) => {
                 self.links[l as usize] = link;
@@ -1041,14 +1267,14 @@ impl DynamicForest {
         if present > copies {
             return;
         }
-        let tree = self.links[l as usize].tree;
+        let tree = self.links[l as usize].tree();
         self.detach(l);
         self.free_links.push(l);
         if tree && !self.degraded {
             match self.search(va, vb) {
                 Search::Replacement(r) => {
                     self.detach(r);
-                    self.links[r as usize].tree = true;
+                    self.links[r as usize].set_tree(true);
                     self.attach(r);
                 }
                 Search::Split(s) => self.split(s, [va, vb]),
@@ -1129,7 +1355,7 @@ impl DynamicForest {
             }
             self.sides[s].pos += 1;
             if pos < nt {
-                let l = vx.tree[pos];
+                let l = vx.adj[pos];
                 let w = self.across(l, x);
                 let y = &mut self.vertices[w as usize];
                 if y.mark != stamp {
@@ -1139,7 +1365,7 @@ impl DynamicForest {
                 }
             } else {
                 // Newest first (lists grow at the end): a newer replacement tends to stay longer.
-                let l = vx.other[no - 1 - (pos - nt)];
+                let l = vx.adj[vx.adj.len() - no + (pos - nt)];
                 let w = self.across(l, x);
                 let y = &self.vertices[w as usize];
                 if y.mark == stamp {
@@ -1200,7 +1426,7 @@ impl DynamicForest {
             let x = out[i];
             i += 1;
             for j in 0..self.vertices[x as usize].tree_len as usize {
-                let l = self.vertices[x as usize].tree[j];
+                let l = self.vertices[x as usize].adj[j];
                 let w = self.across(l, x);
                 let y = &mut self.vertices[w as usize];
                 if y.mark != stamp {
@@ -1232,7 +1458,7 @@ impl DynamicForest {
         if self.summary {
             for l in 0..self.links.len() as u32 {
                 let link = self.links[l as usize];
-                if link.count > 0 && link.tree {
+                if link.count() > 0 && link.tree() {
                     self.log_link(l, -1);
                 }
             }
@@ -1244,10 +1470,11 @@ impl DynamicForest {
         let mut uf = DenseUnionFind::with_len(self.vertices.len());
         for l in 0..self.links.len() as u32 {
             let link = self.links[l as usize];
-            if link.count == 0 {
+            if link.count() == 0 {
                 continue;
             }
-            self.links[l as usize].tree = uf.union(link.ends[0], link.ends[1]);
+            let tree = uf.union(link.ends[0], link.ends[1]);
+            self.links[l as usize].set_tree(tree);
             self.attach(l);
         }
         let mut min = vec![Node::MAX; self.vertices.len()];
@@ -1327,18 +1554,25 @@ impl DynamicForest {
         let mut forest = 0usize;
         let mut live = 0usize;
         for (l, link) in self.links.iter().enumerate() {
-            if link.count == 0 {
+            if link.count() == 0 {
                 continue;
             }
             live += 1;
             let [a, b] = link.ends;
-            assert_eq!(self.pairs.get(&Self::pair_key(a, b)), Some(&(l as u32)), "link {l} not in the pair index");
+            assert_eq!(
+                self.pairs.get(Self::pair_key(a, b), &self.links),
+                Some(l as u32),
+                "link {l} not in the pair index"
+            );
             for i in 0..2 {
                 let x = &self.vertices[link.ends[i] as usize];
-                let list = x.list(link.tree);
-                assert_eq!(list.get(link.pos[i] as usize), Some(&(l as u32)), "link {l} not at its position");
+                assert_eq!(
+                    x.entry(link.tree(), link.pos[i] as usize),
+                    Some(&(l as u32)),
+                    "link {l} not at its position"
+                );
             }
-            if link.tree {
+            if link.tree() {
                 forest += 1;
                 assert!(uf.union(a, b), "the forest has a cycle through link {l}");
             }
@@ -1376,7 +1610,7 @@ impl DynamicForest {
         assert_eq!(present, self.present, "present count");
         assert_eq!(forest, present - components, "forest size is not vertices - components");
         for x in self.vertices.iter() {
-            for &l in x.other() {
+            for &l in x.others() {
                 let [a, b] = self.links[l as usize].ends;
                 assert_eq!(uf.find(a), uf.find(b), "non-tree edge {l} between two trees");
             }
@@ -1478,6 +1712,27 @@ impl TimeBatch {
     }
 }
 
+/// Returns the allocator's free pages to the system, before a large time (an initial graph) is
+/// applied. The time's records reached this worker through the exchange in buffers that the
+/// other workers allocated, so with glibc they were freed into those threads' arenas, where a
+/// few live blocks among them keep their pages resident (~17 MB on `wcc-window` at 2 workers)
+/// and this worker's forest, about to grow by the time, cannot reuse them. glibc's
+/// `malloc_trim` releases the free pages of every arena (once per large time); elsewhere this
+/// does nothing.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::ffi::c_int;
+        }
+        // SAFETY: `malloc_trim` takes no pointers; it only returns free pages of the C
+        // allocator's heaps to the system (nothing live moves).
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
 /// `forest` as an operator: records are routed by `route`, each time is applied once the frontier
 /// has passed it, in time order, and its output emitted at that time; its fallback rebuilds are
 /// recorded in `log` at that time.
@@ -1511,6 +1766,10 @@ fn forest_operator<'a>(
                 while let Some((t, cap, mut batch)) = stash.next_complete(frontier) {
                     changes.clear();
                     let before = forest.fallbacks();
+                    if batch.edges.len() >= FREE_AS_APPLIED {
+                        // Before the forest grows by it: see `release_free_memory`.
+                        release_free_memory();
+                    }
                     forest.apply(&batch.fixed, &mut batch.edges, &mut changes);
                     drop(batch);
                     if let Some(log) = &log {
@@ -1672,6 +1931,47 @@ mod tests {
         }
     }
 
+    /// The pair table against a plain map: random insertions and removals (long probe runs
+    /// in small tables, growth, backward shifts), every pair looked up after every step.
+    #[test]
+    fn pair_table_equals_a_map() {
+        for seed in 0..20u64 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let n = rng.gen_range(2..40u32);
+            let mut table = PairTable::default();
+            let mut links: Vec<Link> = Vec::new();
+            let mut want: BTreeMap<u64, u32> = BTreeMap::new();
+            for step in 0..2_000 {
+                let (a, b) = (rng.gen_range(0..n), rng.gen_range(0..n));
+                if a == b {
+                    continue;
+                }
+                let key = DynamicForest::pair_key(a, b);
+                match want.get(&key) {
+                    Some(&l) if rng.gen_bool(0.6) => {
+                        table.remove(key, l);
+                        want.remove(&key);
+                    }
+                    Some(_) => {}
+                    None => {
+                        let l = links.len() as u32;
+                        links.push(Link { ends: [b, a], bits: 0, pos: [0; 2] });
+                        table.insert(key, l);
+                        want.insert(key, l);
+                    }
+                }
+                assert_eq!(table.len(), want.len(), "seed {seed} step {step}");
+                assert!(table.len() * 4 <= table.slots.len() * 3, "seed {seed} step {step}: over 3/4 full");
+                for x in 0..n {
+                    for y in x + 1..n {
+                        let key = DynamicForest::pair_key(x, y);
+                        assert_eq!(table.get(key, &links), want.get(&key).copied(), "seed {seed} step {step}");
+                    }
+                }
+            }
+        }
+    }
+
     /// More than 2^32 copies of one pair: counted exactly beside the 32-bit count.
     #[test]
     fn huge_multiplicities_are_exact() {
@@ -1760,10 +2060,10 @@ mod tests {
         fn report(forest: &DynamicForest, edges: usize) {
             let vertices = forest.vertices.len();
             let records = forest.vertices.capacity() * std::mem::size_of::<Vertex>();
-            let lists: usize = forest.vertices.iter().map(|v| block(v.tree.len() * 4) + block(v.other.len() * 4)).sum();
+            let lists: usize = forest.vertices.iter().map(|v| block(v.adj.len() * 4)).sum();
             let index = map(&forest.index.sparse) + forest.index.dense.capacity() * 4;
             let links = forest.links.capacity() * std::mem::size_of::<Link>();
-            let pairs = map(&forest.pairs);
+            let pairs = forest.pairs.bytes();
             let total = records + lists + index + links + pairs;
             let per = |b: usize| b as f64 / edges as f64;
             println!(
