@@ -63,6 +63,35 @@ impl IdIndex {
         self.dense[id as usize] = v;
     }
 
+    /// Like [`IdIndex::insert`], but the dense table only grows when it can at least double
+    /// within the limit (until then an id beyond it goes to the hash map), so the hash map's ids
+    /// are migrated O(log n) times in all, not once per few new vertices while the limit creeps
+    /// up behind a stream of new large-ish ids.
+    pub(crate) fn insert_doubling(&mut self, id: Node, v: u32, vertices: usize) {
+        if id < self.dense.len() as u64 {
+            self.dense[id as usize] = v;
+            return;
+        }
+        let limit = vertices.saturating_mul(DENSE_FACTOR).saturating_add(DENSE_SLACK) as u64;
+        let len = (id + 1).max(2 * self.dense.len() as u64);
+        if len > limit {
+            self.sparse.insert(id, v);
+            return;
+        }
+        let len = len as usize;
+        self.dense.resize(len, NONE);
+        let dense = &mut self.dense;
+        self.sparse.retain(|&k, &mut x| {
+            if k < len as u64 {
+                dense[k as usize] = x;
+                false
+            } else {
+                true
+            }
+        });
+        self.dense[id as usize] = v;
+    }
+
     /// The address of `id`'s dense slot, for a prefetch (`None` if it is in the hash map).
     #[inline]
     pub(crate) fn slot(&self, id: Node) -> Option<&u32> {
@@ -123,7 +152,11 @@ mod tests {
                 };
                 if !oracle.contains_key(&id) {
                     let v = oracle.len() as u32;
-                    index.insert(id, v, oracle.len() + 1);
+                    if seed % 2 == 0 {
+                        index.insert(id, v, oracle.len() + 1);
+                    } else {
+                        index.insert_doubling(id, v, oracle.len() + 1);
+                    }
                     oracle.insert(id, v);
                 }
                 let probe = rng.gen_range(0..20_000u64);

@@ -333,7 +333,7 @@ impl ForestUnionFind {
             Some(i) => (i, false),
             None => {
                 let i = self.uf.push();
-                self.index.insert(id, i, self.uf.len());
+                self.index.insert_doubling(id, i, self.uf.len());
                 (i, true)
             }
         }
@@ -442,7 +442,7 @@ impl LabelledForest {
             return i;
         }
         let i = self.uf.push();
-        self.index.insert(id, i, self.uf.len());
+        self.index.insert_doubling(id, i, self.uf.len());
         self.ids.push(id);
         self.min.push(id);
         self.members.push(Member { before: 0, next: i, state: NEW });

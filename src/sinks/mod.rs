@@ -70,15 +70,19 @@ pub struct Change {
 /// Consolidates changes: sums the diffs of equal records and drops those that cancel.
 pub fn consolidate(changes: &mut Vec<((Node, u64), Diff)>) {
     changes.sort_unstable_by_key(|x| x.0);
-    let mut out: Vec<((Node, u64), Diff)> = Vec::with_capacity(changes.len());
-    for &(record, diff) in changes.iter() {
-        match out.last_mut() {
-            Some(last) if last.0 == record => last.1 += diff,
-            _ => out.push((record, diff)),
+    // In place: `w` records kept so far, equal records summed into the last one.
+    let mut w = 0;
+    for r in 0..changes.len() {
+        let (record, diff) = changes[r];
+        if w > 0 && changes[w - 1].0 == record {
+            changes[w - 1].1 += diff;
+        } else {
+            changes[w] = (record, diff);
+            w += 1;
         }
     }
-    out.retain(|x| x.1 != 0);
-    *changes = out;
+    changes.truncate(w);
+    changes.retain(|x| x.1 != 0);
 }
 
 /// Receives each completed epoch's changes, in epoch order.
