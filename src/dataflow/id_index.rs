@@ -73,12 +73,12 @@ impl IdIndex {
             return;
         }
         let limit = vertices.saturating_mul(DENSE_FACTOR).saturating_add(DENSE_SLACK) as u64;
-        let len = (id + 1).max(2 * self.dense.len() as u64);
-        if len > limit {
+        // `id < limit` first: `id + 1` must not overflow.
+        if id >= limit || (2 * self.dense.len() as u64).max(id + 1) > limit {
             self.sparse.insert(id, v);
             return;
         }
-        let len = len as usize;
+        let len = (2 * self.dense.len()).max(id as usize + 1);
         self.dense.resize(len, NONE);
         let dense = &mut self.dense;
         self.sparse.retain(|&k, &mut x| {
@@ -146,7 +146,7 @@ mod tests {
             let mut oracle: BTreeMap<Node, u32> = BTreeMap::new();
             for _ in 0..3_000 {
                 let id = match rng.gen_range(0..4) {
-                    0 => u64::MAX - rng.gen_range(0..50u64),
+                    0 => u64::MAX - rng.gen_range(0..3u64),
                     1 => (1u64 << 33) + rng.gen_range(0..50u64),
                     _ => rng.gen_range(0..20_000u64),
                 };

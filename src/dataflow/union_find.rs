@@ -312,7 +312,7 @@ impl LabelledUnionFind {
     }
 }
 
-/// Union-find over `u64` ids for streams of insertions: ids through an [`IdIndex`] (a dense
+/// Union-find over `u64` ids for streams of insertions: ids through an `IdIndex` (a dense
 /// table while ids are small), records applied in groups with their memory prefetched.
 #[derive(Clone, Debug, Default)]
 pub struct ForestUnionFind {
@@ -416,7 +416,7 @@ const NEW: u8 = 1;
 const OLD: u8 = 2;
 
 /// [`LabelledUnionFind`]'s structure for the insert-only WCC path's merge: ids through an
-/// [`IdIndex`], the touched vertices as a list of indices with their old labels beside the
+/// `IdIndex`, the touched vertices as a list of indices with their old labels beside the
 /// vertices, unions applied in prefetched groups. Same label changes (in another order).
 #[derive(Clone, Debug, Default)]
 pub struct LabelledForest {
