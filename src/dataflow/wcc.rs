@@ -35,15 +35,16 @@
 //! summary approach of gelly-streaming, on timely: each worker keeps a disjoint-set forest of its
 //! own share of the edges and forwards only the edges that joined two of its local components (a
 //! spanning forest: at most one per vertex, ever) and the vertices it sees for the first time; one
-//! worker (the last; the driver's result sink is at worker 0) merges these summaries into a global disjoint-set forest that knows each component's
-//! smallest id and its members, and emits, per epoch, the label changes of exactly the vertices
-//! whose smallest id changed. Epochs are processed in order as the frontier passes them.
-//! *State:* no edges at all: per worker 12 to 28 bytes per vertex it has seen (ids through a
+//! worker (the last: the driver's result sink is at worker 0) merges these summaries into a
+//! global disjoint-set forest that knows each component's smallest id and its members, and emits,
+//! per epoch, the label changes of exactly the vertices whose smallest id changed. Epochs are
+//! processed in order as the frontier passes them.
+//! *State:* no edges at all: per worker 12 to 24 bytes per vertex it has seen (ids through a
 //! dense table while they are small, a hash map beyond), plus ~50 bytes per vertex at the merging
 //! worker. *Cost of an update:* near O(1) per edge at its worker (two id lookups and a
-//! union-find step, a batch's memory prefetched in groups); a merge of two components costs O(size of the one
-//! whose smallest id is larger) at the merging worker — the same output the general path must
-//! produce.
+//! union-find step, a batch's memory prefetched in groups); a merge of two components costs
+//! O(size of the one whose smallest id is larger) at the merging worker — the same output the
+//! general path must produce.
 //!
 //! # Example
 //!
