@@ -8,6 +8,11 @@
 //!   an R-MAT graph of scale 18 (4 M edges, far larger than the caches), epochs of 1,000
 //!   deletions of uniformly random present edges and 1,000 insertions of R-MAT edges, as
 //!   `ripples bench wcc-churn` streams them. Each iteration is one epoch; only `apply` is timed.
+//! * `wcc_insert`: the insert-only path's sequential cores on an R-MAT graph of scale 18 (4 M
+//!   edges) inserted in batches of 50,000: the local forest ([`ForestUnionFind::insert_all`])
+//!   against the `uf-hash` baseline's [`HashUnionFind`], and the merge ([`LabelledForest`]) over
+//!   the forest edges the local forest forwarded, draining the label changes after each batch.
+//!   Each iteration is the whole graph into an empty structure.
 
 mod common;
 
@@ -17,6 +22,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use ripples::dataflow::union_find::{ForestUnionFind, HashUnionFind, LabelledForest};
 use ripples::dataflow::wcc::Wcc;
 use ripples::dataflow::wcc_dynamic::DynamicForest;
 use ripples::sources::generate;
@@ -73,9 +79,55 @@ fn forest(c: &mut Criterion) {
     group.finish();
 }
 
+fn insert(c: &mut Criterion) {
+    const BATCH: usize = 50_000;
+    let edges = generate::rmat(18, 16, 1);
+    let mut forwarded = Vec::new();
+    ForestUnionFind::new().insert_all(&edges, |&p| p, |&p| forwarded.push(p));
+    let mut group = c.benchmark_group("wcc_insert");
+    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    group.throughput(Throughput::Elements(edges.len() as u64));
+    group.bench_function("forest_rmat18", |b| {
+        b.iter(|| {
+            let mut uf = ForestUnionFind::new();
+            let mut joined = 0u64;
+            for batch in edges.chunks(BATCH) {
+                uf.insert_all(batch, |&p| p, |_| joined += 1);
+            }
+            joined
+        })
+    });
+    group.bench_function("hash_rmat18", |b| {
+        b.iter(|| {
+            let mut uf = HashUnionFind::new();
+            let mut joined = 0u64;
+            for &(s, d) in &edges {
+                joined += uf.union(s, d) as u64;
+            }
+            joined
+        })
+    });
+    group.throughput(Throughput::Elements(forwarded.len() as u64));
+    group.bench_function("merge_rmat18", |b| {
+        let mut changes = Vec::new();
+        b.iter(|| {
+            let mut uf = LabelledForest::new();
+            let mut total = 0usize;
+            for batch in forwarded.chunks(BATCH) {
+                uf.union_all(batch, |&p| p);
+                changes.clear();
+                uf.drain_changes(&mut changes);
+                total += changes.len();
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().without_plots();
-    targets = bench, forest
+    targets = bench, forest, insert
 }
 criterion_main!(benches);

@@ -57,3 +57,34 @@ fn fast_path_on_a_larger_generated_stream() {
     let fast = driver::run(RunOptions::memory(memory(&s, 500), 2), Wcc).unwrap().unwrap().changes.unwrap();
     assert_eq!(fast, general);
 }
+
+#[test]
+fn fast_path_with_extreme_ids_equals_the_oracle_at_every_epoch() {
+    // Ids at both ends of the range (0, u64::MAX, around 2^32) mixed with small ones, so that
+    // the id tables of both stages use their dense part and their hash map.
+    let mut ids: Vec<u64> = (0..40u64).collect();
+    ids.extend([u64::MAX, u64::MAX - 1, 1 << 32, (1 << 32) - 1, (1 << 32) + 1, 1 << 63]);
+    for seed in 11..=14u64 {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut pick = || ids[rng.gen_range(0..ids.len())];
+        let initial: Vec<(u64, u64)> = (0..10).map(|_| (pick(), pick())).collect();
+        let epochs: Vec<Vec<Update>> =
+            (0..25).map(|_| (0..3).map(|_| Update::insert(pick(), pick())).collect()).collect();
+        let s = RandomStream { vertices: vec![u64::MAX, 7], initial, epochs };
+        for workers in [1, 3] {
+            let fast = driver::run(RunOptions::memory(memory(&s, 3), workers), Wcc).unwrap().unwrap();
+            let states = states_per_epoch(&fast.changes.unwrap(), s.epochs.len() as u64);
+            for (epoch, counts) in edge_counts_per_epoch(&s).iter().enumerate() {
+                let (vs, es) = oracle_input(&s.vertices, counts);
+                assert_eq!(
+                    states[epoch],
+                    ripples::oracle::wcc(&vs, &es),
+                    "seed {} workers {} epoch {}",
+                    seed,
+                    workers,
+                    epoch
+                );
+            }
+        }
+    }
+}

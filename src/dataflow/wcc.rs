@@ -35,14 +35,16 @@
 //! summary approach of gelly-streaming, on timely: each worker keeps a disjoint-set forest of its
 //! own share of the edges and forwards only the edges that joined two of its local components (a
 //! spanning forest: at most one per vertex, ever) and the vertices it sees for the first time; one
-//! worker merges these summaries into a global disjoint-set forest that knows each component's
-//! smallest id and its members, and emits, per epoch, the label changes of exactly the vertices
-//! whose smallest id changed. Epochs are processed in order as the frontier passes them.
-//! *State:* no edges at all: per worker ~30 bytes per vertex it has seen, plus ~60 bytes per
-//! vertex at the merging worker. *Cost of an update:* near O(1) per edge at its worker
-//! (two hash lookups and a union-find step); a merge of two components costs O(size of the one
-//! whose smallest id is larger) at the merging worker — the same output the general path must
-//! produce.
+//! worker (the last: the driver's result sink is at worker 0) merges these summaries into a
+//! global disjoint-set forest that knows each component's smallest id and its members, and emits,
+//! per epoch, the label changes of exactly the vertices whose smallest id changed. Epochs are
+//! processed in order as the frontier passes them.
+//! *State:* no edges at all: per worker 12 to 24 bytes per vertex it has seen (ids through a
+//! dense table while they are small, a hash map beyond), plus ~50 bytes per vertex at the merging
+//! worker. *Cost of an update:* near O(1) per edge at its worker (two id lookups and a
+//! union-find step, a batch's memory prefetched in groups); a merge of two components costs
+//! O(size of the one whose smallest id is larger) at the merging worker — the same output the
+//! general path must produce.
 //!
 //! # Example
 //!
@@ -77,7 +79,7 @@ use timely::dataflow::operators::{Capability, Concat};
 use timely::progress::Timestamp;
 
 use super::time_stash::TimeStash;
-use super::union_find::{HashUnionFind, LabelledUnionFind};
+use super::union_find::{ForestUnionFind, LabelledForest};
 use super::{Algorithm, GraphInput, ResultCollection};
 use crate::types::{Diff, Edge, Node, Time};
 
@@ -181,7 +183,7 @@ fn frontier_time(frontier: &timely::progress::frontier::MutableAntichain<Time>) 
     }
 }
 
-/// The insert-only fast path: local spanning forests per worker, merged at worker 0.
+/// The insert-only fast path: local spanning forests per worker, merged at the last worker.
 /// Every edge reaching it must be an insertion (diff > 0).
 ///
 /// Records are processed as soon as their time is the input frontier's time (all earlier times
@@ -190,8 +192,13 @@ fn frontier_time(frontier: &timely::progress::frontier::MutableAntichain<Time>) 
 /// operator, so nothing waits forever). Stage 1 needs
 /// no per-time state; stage 2 collects the label changes of a time and emits them once the
 /// frontier has passed it.
+///
+/// Both stages run on [`ForestUnionFind`] / [`LabelledForest`]: a dense id table while ids are
+/// small, each batch applied in prefetched groups. The merge runs at the last worker (the
+/// driver's sink is at worker 0, so with two or more workers the two never share a thread).
 pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     type Summary = ((Node, Node), Time, Diff);
+    let merger = input.edges.scope().peers().saturating_sub(1) as u64;
 
     // Stage 1: each worker's own share (no exchange). A record (s, d) is forwarded iff it joins
     // two local components; a new vertex only appears on its own, as (v, v), for a self-loop.
@@ -201,45 +208,39 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
             "WccLocalForest",
             |_capability, _info| {
                 let mut stash: TimeStash<(Edge, Time, Diff)> = TimeStash::new();
-                let mut uf = HashUnionFind::new();
+                let mut uf = ForestUnionFind::new();
                 let mut early: Vec<(Edge, Time, Diff)> = Vec::new();
                 move |(input, frontier), output| {
-                    let mut process =
-                        |cap: &Capability<Time>, records: &mut dyn Iterator<Item = (Edge, Time, Diff)>| {
-                            let t = *cap.time();
-                            let mut session = output.session(cap);
-                            for ((s, d, _w), _time, diff) in records {
+                    let mut process = |cap: &Capability<Time>, records: &[(Edge, Time, Diff)]| {
+                        let t = *cap.time();
+                        let mut session = output.session(cap);
+                        uf.insert_all(
+                            records,
+                            |&((s, d, _w), _time, diff)| {
                                 assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
-                                let (is_, new_s) = uf.index(s);
-                                if s == d {
-                                    if new_s {
-                                        session.give(((s, s), t, 1));
-                                    }
-                                } else {
-                                    let (id, _) = uf.index(d);
-                                    if uf.union_indices(is_, id) {
-                                        session.give(((s, d), t, 1));
-                                    }
-                                }
-                            }
-                        };
+                                (s, d)
+                            },
+                            |&((s, d, _w), _time, _diff)| session.give(((s, d), t, 1)),
+                        );
+                    };
                     for (cap, records) in stash.ready(frontier) {
-                        process(&cap, &mut records.into_iter());
+                        process(&cap, &records);
                     }
                     let now = frontier_time(frontier);
                     input.for_each(|cap, data| {
+                        // The records of the frontier's time stay in `data` (in order, not
+                        // copied); later ones go to the stash.
                         early.clear();
-                        let mut current = Vec::new();
-                        for record in data.drain(..) {
-                            if Some(record.1) == now {
-                                current.push(record);
-                            } else {
-                                early.push(record);
+                        data.retain(|record| {
+                            let current = Some(record.1) == now;
+                            if !current {
+                                early.push(*record);
                             }
-                        }
-                        if !current.is_empty() {
-                            let c = cap.delayed(&current[0].1, 0);
-                            process(&c, &mut current.into_iter());
+                            current
+                        });
+                        if let Some(first) = data.first() {
+                            let c = cap.delayed(&first.1, 0);
+                            process(&c, data);
                         }
                         for record in early.drain(..) {
                             stash.stash(&cap, record.1, record);
@@ -253,28 +254,27 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     let vertices = input.vertices.map(|v| (v, v)).inner;
     let summaries = forest.concat(vertices);
 
-    // Stage 2: merge every summary at worker 0, in time order; emit each time's label changes
-    // when the frontier has passed it.
+    // Stage 2: merge every summary at the last worker, in time order; emit each time's label
+    // changes when the frontier has passed it.
     summaries
         .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<((Node, u64), Time, Diff)>>, _, _, _>(
-            Exchange::new(|_x: &Summary| 0u64),
+            Exchange::new(move |_x: &Summary| merger),
             "WccMergeForests",
             |_capability, _info| {
                 let mut stash: TimeStash<Summary> = TimeStash::new();
-                let mut uf = LabelledUnionFind::new();
+                let mut uf = LabelledForest::new();
                 let mut changes = Vec::new();
+                let mut batch: Vec<(Node, Node)> = Vec::new();
                 // The time whose records have been merged but whose changes are not yet emitted.
                 let mut open: Option<Capability<Time>> = None;
                 move |(input, frontier), output| {
-                    let apply = |uf: &mut LabelledUnionFind, (a, b): (Node, Node), diff: Diff| {
-                        assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
-                        if a == b {
-                            uf.add(a);
-                        } else {
-                            uf.union(a, b);
-                        }
+                    let apply = |uf: &mut LabelledForest, records: &[Summary]| {
+                        uf.union_all(records, |&(pair, _t, diff)| {
+                            assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
+                            pair
+                        });
                     };
-                    let mut emit = |uf: &mut LabelledUnionFind, cap: Capability<Time>| {
+                    let mut emit = |uf: &mut LabelledForest, cap: Capability<Time>| {
                         changes.clear();
                         uf.drain_changes(&mut changes);
                         let t = *cap.time();
@@ -295,9 +295,7 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
                         if let Some(o) = open.take() {
                             emit(&mut uf, o);
                         }
-                        for (pair, _t, diff) in records {
-                            apply(&mut uf, pair, diff);
-                        }
+                        apply(&mut uf, &records);
                         open = Some(cap);
                         if now.map(|t| t > *open.as_ref().expect("open").time()).unwrap_or(true) {
                             let cap = open.take().expect("open");
@@ -305,17 +303,22 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
                         }
                     }
                     input.for_each(|cap, data| {
-                        for record in data.drain(..) {
+                        // Which records apply now depends only on `open` and `now`, not on the
+                        // merged state: they are collected and applied as one batch.
+                        batch.clear();
+                        for &record in data.iter() {
                             let current = open.as_ref().map(|c| *c.time() == record.1).unwrap_or(false);
                             if Some(record.1) == now && (open.is_none() || current) {
                                 if open.is_none() {
                                     open = Some(cap.delayed(&record.1, 0));
                                 }
-                                apply(&mut uf, record.0, record.2);
+                                assert!(record.2 > 0, "internal error: a deletion reached the insert-only WCC path");
+                                batch.push(record.0);
                             } else {
                                 stash.stash(&cap, record.1, record);
                             }
                         }
+                        uf.union_all(&batch, |&pair| pair);
                     });
                 }
             },

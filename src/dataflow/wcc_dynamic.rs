@@ -124,6 +124,7 @@ use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::vec::Map;
 use timely::dataflow::operators::Concat;
 
+use super::id_index::{prefetch, prefetch_ptr, IdIndex};
 use super::time_stash::TimeBatches;
 use super::union_find::DenseUnionFind;
 use super::{Algorithm, GraphInput, ResultCollection};
@@ -257,82 +258,6 @@ fn consolidate_edges(edges: &mut Vec<(Node, Node, Diff)>) {
     }
     edges.truncate(w);
     edges.retain(|e| e.2 != 0);
-}
-
-/// Vertex ids to vertex indices: a dense table while the ids are small (an id below
-/// `dense.len()` is looked up there, [`NONE`] for absent), a hash map for the others. The table
-/// grows (at least doubling, migrating the hash map's ids it now covers) while it stays below
-/// `DENSE_FACTOR` times the vertices plus `DENSE_SLACK`, so it costs at most ~4 bytes × that.
-#[derive(Default)]
-struct IdIndex {
-    dense: Vec<u32>,
-    sparse: FxHashMap<Node, u32>,
-}
-
-const DENSE_FACTOR: usize = 4;
-const DENSE_SLACK: usize = 1 << 12;
-
-impl IdIndex {
-    #[inline]
-    fn get(&self, id: Node) -> Option<u32> {
-        if id < self.dense.len() as u64 {
-            let v = self.dense[id as usize];
-            (v != NONE).then_some(v)
-        } else {
-            self.sparse.get(&id).copied()
-        }
-    }
-
-    /// Records `id -> v`; `vertices` is the number of vertices with it.
-    fn insert(&mut self, id: Node, v: u32, vertices: usize) {
-        if id < self.dense.len() as u64 {
-            self.dense[id as usize] = v;
-            return;
-        }
-        let limit = vertices.saturating_mul(DENSE_FACTOR).saturating_add(DENSE_SLACK) as u64;
-        if id >= limit {
-            self.sparse.insert(id, v);
-            return;
-        }
-        let len = (id + 1).max(2 * self.dense.len() as u64).min(limit) as usize;
-        self.dense.resize(len, NONE);
-        let dense = &mut self.dense;
-        self.sparse.retain(|&k, &mut x| {
-            if k < len as u64 {
-                dense[k as usize] = x;
-                false
-            } else {
-                true
-            }
-        });
-        self.dense[id as usize] = v;
-    }
-
-    /// The address of `id`'s dense slot, for a prefetch (`None` if it is in the hash map).
-    #[inline]
-    fn slot(&self, id: Node) -> Option<&u32> {
-        usize::try_from(id).ok().and_then(|i| self.dense.get(i))
-    }
-}
-
-/// Asks the processor to bring the cache line at `p` closer: a hint, never a read the program
-/// observes (no effect on other architectures).
-#[inline(always)]
-fn prefetch_ptr<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and has no effect the program can observe, whatever the
-    // address.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
-/// [`prefetch_ptr`] of `x`'s first byte.
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    prefetch_ptr(x as *const T);
 }
 
 /// A vertex's bookkeeping: one 64-byte cache line (the rare counts live in

@@ -43,11 +43,11 @@ pub use progress::Progress;
 pub use rows::{RowChange, RowSink};
 pub use stats::{RunSummary, StatsWriter};
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::types::format::ValueFormat;
@@ -70,15 +70,19 @@ pub struct Change {
 /// Consolidates changes: sums the diffs of equal records and drops those that cancel.
 pub fn consolidate(changes: &mut Vec<((Node, u64), Diff)>) {
     changes.sort_unstable_by_key(|x| x.0);
-    let mut out: Vec<((Node, u64), Diff)> = Vec::with_capacity(changes.len());
-    for &(record, diff) in changes.iter() {
-        match out.last_mut() {
-            Some(last) if last.0 == record => last.1 += diff,
-            _ => out.push((record, diff)),
+    // In place: `w` records kept so far, equal records summed into the last one.
+    let mut w = 0;
+    for r in 0..changes.len() {
+        let (record, diff) = changes[r];
+        if w > 0 && changes[w - 1].0 == record {
+            changes[w - 1].1 += diff;
+        } else {
+            changes[w] = (record, diff);
+            w += 1;
         }
     }
-    out.retain(|x| x.1 != 0);
-    *changes = out;
+    changes.truncate(w);
+    changes.retain(|x| x.1 != 0);
 }
 
 /// Receives each completed epoch's changes, in epoch order.
@@ -87,7 +91,8 @@ pub struct ResultSink {
     changes: Option<(PathBuf, BufWriter<Box<dyn Write + Send>>)>,
     output: Option<PathBuf>,
     keep_state: bool,
-    state: BTreeMap<(Node, u64), Diff>,
+    /// The current result: a count per `(key, value)` (unordered; sorted where it is written).
+    state: FxHashMap<(Node, u64), Diff>,
     collected: Option<Vec<Change>>,
     line: String,
     /// The change-log file itself (for syncing and its length), when it is a file.
@@ -175,7 +180,7 @@ impl ResultSink {
             changes,
             output: output.map(|p| p.to_path_buf()),
             keep_state: output.is_some() || keep_state,
-            state: BTreeMap::new(),
+            state: FxHashMap::default(),
             collected: if collect { Some(Vec::new()) } else { None },
             line: String::new(),
             changes_file,
@@ -216,8 +221,20 @@ impl ResultSink {
         mut observed: Option<&mut Vec<Change>>,
     ) -> std::io::Result<u64> {
         consolidate(&mut changes);
-        // Per key: retractions before insertions, then by value.
-        changes.sort_unstable_by_key(|((k, v), d)| (*k, *d > 0, *v));
+        // Per key: retractions before insertions, then by value. `consolidate` sorted by
+        // (key, value), so only each key's run (usually one or two records) is reordered.
+        let mut start = 0;
+        while start < changes.len() {
+            let key = changes[start].0 .0;
+            let mut end = start + 1;
+            while end < changes.len() && changes[end].0 .0 == key {
+                end += 1;
+            }
+            if end - start > 1 {
+                changes[start..end].sort_unstable_by_key(|((_, v), d)| (*d > 0, *v));
+            }
+            start = end;
+        }
         let mut lines = 0u64;
         for &((key, value), diff) in &changes {
             let sign: i8 = if diff > 0 { 1 } else { -1 };
@@ -244,10 +261,16 @@ impl ResultSink {
                 }
             }
             if self.keep_state {
-                let entry = self.state.entry((key, value)).or_insert(0);
-                *entry += diff;
-                if *entry == 0 {
-                    self.state.remove(&(key, value));
+                match self.state.entry((key, value)) {
+                    std::collections::hash_map::Entry::Occupied(mut e) => {
+                        *e.get_mut() += diff;
+                        if *e.get() == 0 {
+                            e.remove();
+                        }
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(diff);
+                    }
                 }
             }
         }
@@ -264,13 +287,16 @@ impl ResultSink {
         if let Some((path, mut w)) = self.changes.take() {
             w.flush().map_err(|e| io_context(&path, e))?;
         }
+        // The state in (key, value) order, for the output file and the returned state.
+        let mut sorted: Vec<((Node, u64), Diff)> = self.state.drain().collect();
+        sorted.sort_unstable_by_key(|x| x.0);
         if let Some(path) = &self.output {
             let tmp = temporary(path);
             {
                 let f = File::create(&tmp).map_err(|e| io_context(&tmp, e))?;
                 let mut w = BufWriter::with_capacity(1 << 20, f);
                 let mut line = String::new();
-                for (&(key, value), &count) in &self.state {
+                for &((key, value), count) in &sorted {
                     line.clear();
                     use std::fmt::Write as _;
                     let _ = write!(line, "{} ", key);
@@ -286,8 +312,8 @@ impl ResultSink {
             std::fs::rename(&tmp, path).map_err(|e| io_context(path, e))?;
         }
         let state = if self.keep_state {
-            let mut out = Vec::with_capacity(self.state.len());
-            for (&(key, value), &count) in &self.state {
+            let mut out = Vec::with_capacity(sorted.len());
+            for &((key, value), count) in &sorted {
                 for _ in 0..count.max(0) {
                     out.push((key, value));
                 }
