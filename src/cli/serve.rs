@@ -49,7 +49,7 @@ pub struct ServeArgs {
     pub serve_commit_interval_ms: u64,
     /// Nice value of the serving threads (the query threads and the mirror; Linux): under
     /// contention the dataflow's workers keep their cores. 0 (the run's priority) to 19.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=19))]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(i32).range(0..=19))]
     pub serve_nice: i32,
     /// Keep serving after the run ended (a file run's final results) until SIGINT or SIGTERM.
     #[arg(long)]

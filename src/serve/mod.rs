@@ -84,7 +84,7 @@ impl ServeConfig {
 pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(5);
 
 /// The default [`ServeConfig::nice`].
-pub const DEFAULT_NICE: i32 = 10;
+pub const DEFAULT_NICE: i32 = 5;
 
 /// The largest nice value (the lowest priority).
 pub const MAX_NICE: i32 = 19;
