@@ -43,6 +43,14 @@ pub struct ServeArgs {
     /// A statement running longer is cancelled (SQLSTATE 57014).
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     pub serve_statement_timeout_ms: u64,
+    /// The mirror commits at most once per MS milliseconds: the epochs completed in between
+    /// become visible together (fewer commits; queries stay cheaper). 0: a commit per epoch.
+    #[arg(long, value_name = "MS", default_value_t = 5)]
+    pub serve_commit_interval_ms: u64,
+    /// Nice value of the serving threads (the query threads and the mirror; Linux): under
+    /// contention the dataflow's workers keep their cores. 0 (the run's priority) to 19.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(i32).range(0..=19))]
+    pub serve_nice: i32,
     /// Keep serving after the run ended (a file run's final results) until SIGINT or SIGTERM.
     #[arg(long)]
     pub serve_linger: bool,
@@ -116,6 +124,8 @@ impl ServeArgs {
             config.max_connections = self.serve_max_connections.max(1);
             config.max_rows = self.serve_max_rows.max(1);
             config.statement_timeout = std::time::Duration::from_millis(self.serve_statement_timeout_ms.max(1));
+            config.commit_interval = std::time::Duration::from_millis(self.serve_commit_interval_ms);
+            config.nice = self.serve_nice;
             let serving = Serving::start(config).map_err(input)?;
             eprintln!(
                 "ripples: serving SQL on {} (psql \"host={} port={} user=ripples\")",

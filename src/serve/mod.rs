@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::driver::observe::{EpochView, Observer, OutputInfo};
 use crate::sinks::Change;
@@ -52,6 +52,14 @@ pub struct ServeConfig {
     pub statement_timeout: Duration,
     /// Where the mirror database lives (a fresh directory is made inside; removed at the end).
     pub dir: Option<PathBuf>,
+    /// The mirror commits at most once per this interval: the epochs completed in between share
+    /// one transaction (fewer commits, and the readers' page caches stay valid longer). Zero:
+    /// a transaction per epoch (several only when the mirror lags).
+    pub commit_interval: Duration,
+    /// The serving threads' nice value (Linux: the query threads and the mirror run at this
+    /// lower scheduling priority, so that under contention the dataflow's workers keep their
+    /// cores). Zero: the run's own priority.
+    pub nice: i32,
 }
 
 impl ServeConfig {
@@ -66,8 +74,35 @@ impl ServeConfig {
             max_rows: 1_000_000,
             statement_timeout: Duration::from_secs(30),
             dir: None,
+            commit_interval: DEFAULT_COMMIT_INTERVAL,
+            nice: DEFAULT_NICE,
         }
     }
+}
+
+/// The default [`ServeConfig::commit_interval`].
+pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(5);
+
+/// The default [`ServeConfig::nice`].
+pub const DEFAULT_NICE: i32 = 5;
+
+/// The largest nice value (the lowest priority).
+pub const MAX_NICE: i32 = 19;
+
+/// Lowers the calling thread's scheduling priority to nice value `nice` (Linux, where a nice
+/// value is per thread; elsewhere nothing). A thread may always lower its own priority; if the
+/// system refuses anyway, the thread keeps running at the run's priority.
+fn lower_priority(nice: i32) {
+    #[cfg(target_os = "linux")]
+    if nice > 0 {
+        // SAFETY: two system calls about the calling thread, no memory is passed.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::setpriority(libc::PRIO_PROCESS, tid, nice.min(MAX_NICE));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }
 
 /// Whether a host (or `host:port`) is a loopback address.
@@ -96,6 +131,8 @@ pub(crate) struct Shared {
     pub config: ServeConfig,
     /// What the mirror cost so far.
     cost: Mutex<MirrorCost>,
+    /// The sessions' connections, whose idle snapshots the mirror ends after each commit.
+    sessions: Mutex<Vec<std::sync::Weak<Mutex<Option<wire::Db>>>>>,
 }
 
 /// What the mirror cost.
@@ -129,6 +166,12 @@ impl Serving {
             .map_err(|e| format!("--serve {}: not an address: {e}", config.addr))?
             .next()
             .ok_or_else(|| format!("--serve {}: the name resolves to no address", config.addr))?;
+        if !(0..=MAX_NICE).contains(&config.nice) {
+            return Err(format!(
+                "--serve-nice {}: a nice value is 0 (the run's priority) to {MAX_NICE} (the lowest)",
+                config.nice
+            ));
+        }
         if !is_loopback(&addr) {
             if config.tls.is_none() {
                 return Err(format!(
@@ -159,10 +202,13 @@ impl Serving {
             failed: Mutex::new(None),
             config: config.clone(),
             cost: Mutex::new(MirrorCost::default()),
+            sessions: Mutex::new(Vec::new()),
         });
+        let nice = config.nice;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("ripples-serve")
+            .on_thread_start(move || lower_priority(nice))
             .enable_all()
             .build()
             .map_err(|e| format!("--serve: cannot start the server's threads: {e}"))?;
@@ -258,8 +304,12 @@ impl Drop for Serving {
 const MAX_BATCH: usize = 64;
 
 fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Arc<Shared>) {
+    lower_priority(shared.config.nice);
     let mut m = mirror::Mirror::new(conn, shared.config.retain_epochs);
     let mut next: Option<Msg> = None;
+    // When the last transaction committed: the next one waits for the commit interval to pass,
+    // gathering the epochs completed meanwhile.
+    let mut committed: Option<Instant> = None;
     loop {
         let msg = match next.take() {
             Some(msg) => msg,
@@ -278,7 +328,8 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
             }),
             Msg::Epoch { epoch, stats, changes, replayed } => {
                 // The epochs queued behind this one go in the same transaction (a lagging
-                // mirror catches up with fewer commits).
+                // mirror catches up with fewer commits), and so do those completing until the
+                // commit interval since the last commit has passed.
                 let mut batch = Vec::new();
                 let mut push = |epoch: Time, stats, changes, replayed: bool| {
                     if !(replayed && m.applied().is_some_and(|a| a >= epoch)) {
@@ -287,8 +338,19 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
                 };
                 push(epoch, stats, changes, replayed);
                 let mut count = 1;
+                let due = committed.map(|t| t + shared.config.commit_interval);
                 while count < MAX_BATCH {
-                    match rx.try_recv() {
+                    let msg = match rx.try_recv() {
+                        Ok(msg) => Ok(msg),
+                        Err(mpsc::TryRecvError::Empty) => {
+                            match due.map(|d| d.saturating_duration_since(Instant::now())) {
+                                Some(wait) if !wait.is_zero() => rx.recv_timeout(wait).map_err(|_| ()),
+                                _ => Err(()),
+                            }
+                        }
+                        Err(mpsc::TryRecvError::Disconnected) => Err(()),
+                    };
+                    match msg {
                         Ok(Msg::Epoch { epoch, stats, changes, replayed }) => {
                             push(epoch, stats, changes, replayed);
                             count += 1;
@@ -302,10 +364,16 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
                 }
                 let last = batch.last().map(|e| e.epoch);
                 let r = m.apply(&batch);
+                committed = Some(Instant::now());
                 shared.applied_count.fetch_add(count as u64, Ordering::AcqRel);
                 if r.is_ok() {
                     if let Some(last) = last {
                         shared.latest.send_replace(Some(last));
+                    }
+                    // An idle session's snapshot would keep reading the old epoch (and keep the
+                    // database from reusing its log's pages).
+                    if let Ok(sessions) = shared.sessions.lock() {
+                        sessions.iter().filter_map(|s| s.upgrade()).for_each(|db| wire::release_idle(&db));
                     }
                     if let (Ok(mut cost), Ok(tables)) = (shared.cost.lock(), shared.tables.lock()) {
                         cost.tables =

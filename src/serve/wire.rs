@@ -36,6 +36,7 @@ use super::mirror;
 use super::sql::{self, state, Declare, Fetch, Kind, SqlError, Subscribe};
 use super::{Auth, Shared};
 use crate::types::format::{format_f64, ValueFormat};
+use crate::types::Time;
 
 /// The server version clients are told (the protocol and catalog level it behaves like).
 const SERVER_VERSION: &str = "16.0";
@@ -221,9 +222,20 @@ struct Session {
 }
 
 /// A session's SQLite connection and the epoch its current statement reads (`ripples_epoch()`).
-struct Db {
+///
+/// Outside a client's transaction the connection keeps a read transaction of its own open
+/// across statements (the *snapshot*): a statement reads the latest completed epoch, and the
+/// snapshot is renewed before a statement once a newer epoch was committed (and by the mirror
+/// after each commit, for an idle session, so that no old snapshot holds the mirror's log).
+/// Statements between two commits thus share one read transaction: no file locks taken and
+/// released, and a page cache kept, per statement.
+pub(super) struct Db {
     conn: Connection,
     epoch: Arc<AtomicI64>,
+    /// The epoch the open transaction (the snapshot or the client's) reads; -1: none yet.
+    pinned: AtomicI64,
+    /// The open read transaction is the snapshot (not a client's `BEGIN`).
+    snapshot: AtomicBool,
     /// A statement run inline (on the server's thread) stops at this time (nanoseconds since
     /// [`clock`]'s start; 0: no limit) ...
     inline_deadline: Arc<AtomicU64>,
@@ -253,8 +265,50 @@ impl Db {
     /// Reads the mirror's epoch into `ripples_epoch()` (in the snapshot now read).
     fn pin(&self) -> Result<(), SqlError> {
         let (latest, _) = epochs(&self.conn).map_err(|e| sqlite_error(e, &[]))?;
-        self.epoch.store(latest.map_or(-1, |e| e as i64), Ordering::Release);
+        let e = latest.map_or(-1, |e| e as i64);
+        self.pinned.store(e, Ordering::Release);
+        self.epoch.store(e, Ordering::Release);
         Ok(())
+    }
+
+    /// Whether the client's own transaction (`BEGIN`) is open.
+    fn in_transaction(&self) -> bool {
+        !self.conn.is_autocommit() && !self.snapshot.load(Ordering::Acquire)
+    }
+
+    /// Ends the snapshot, if one is open.
+    pub(super) fn release(&self) {
+        if self.snapshot.swap(false, Ordering::AcqRel) && !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("COMMIT");
+        }
+    }
+
+    /// Outside a client's transaction: makes the snapshot read the latest committed epoch
+    /// (`latest`, the mirror's), opening or renewing it.
+    fn fresh(&self, latest: Option<Time>) -> Result<(), SqlError> {
+        if self.in_transaction() {
+            return Ok(());
+        }
+        let open = self.snapshot.load(Ordering::Acquire) && !self.conn.is_autocommit();
+        if open && latest.is_none_or(|l| l as i64 <= self.pinned.load(Ordering::Acquire)) {
+            self.epoch.store(self.pinned.load(Ordering::Acquire), Ordering::Release);
+            return Ok(());
+        }
+        self.release();
+        self.conn.execute_batch("BEGIN").map_err(|e| sqlite_error(e, &[]))?;
+        self.snapshot.store(true, Ordering::Release);
+        // The first read starts the read transaction; it reads the state of the snapshot.
+        self.pin()
+    }
+}
+
+/// Ends an idle session's snapshot (the mirror calls it after each commit); a session busy with
+/// a statement renews its own before the next one.
+pub(super) fn release_idle(db: &Mutex<Option<Db>>) {
+    if let Ok(guard) = db.try_lock() {
+        if let Some(d) = guard.as_ref() {
+            d.release();
+        }
     }
 }
 
@@ -360,7 +414,14 @@ fn open(shared: &Arc<Shared>) -> Result<Db, rusqlite::Error> {
             rusqlite::Error::UserFunctionError(format!("unrecognized configuration parameter \"{name}\"").into())
         })
     })?;
-    Ok(Db { conn, epoch, inline_deadline, inline_stopped })
+    Ok(Db {
+        conn,
+        epoch,
+        pinned: AtomicI64::new(-1),
+        snapshot: AtomicBool::new(false),
+        inline_deadline,
+        inline_stopped,
+    })
 }
 
 /// The PostgreSQL error for a SQLite error.
@@ -487,13 +548,11 @@ fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Re
     let tables: Vec<String> =
         shared.tables.lock().map(|t| t.iter().map(|t| t.name.clone()).collect()).unwrap_or_default();
     let rw = sql::rewrite(sql_text, &tables)?;
-    let uses_epoch = sql_text.to_ascii_lowercase().contains("ripples_epoch");
-    let pinned = (!rw.as_of.is_empty() || uses_epoch) && conn.is_autocommit();
-    if pinned {
-        conn.execute_batch("BEGIN").map_err(|e| sqlite_error(e, &tables))?;
-    }
+    // The statement reads the snapshot (or the client's transaction) at one epoch.
+    conn.fresh(*shared.latest.borrow())?;
     let result = (|| {
         if !rw.as_of.is_empty() {
+            let uses_epoch = sql_text.to_ascii_lowercase().contains("ripples_epoch");
             check_as_of(conn, &rw.as_of, &tables)?;
             if uses_epoch && rw.as_of.iter().any(|&e| e != rw.as_of[0]) {
                 return Err(SqlError::new(
@@ -502,8 +561,8 @@ fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Re
                 ));
             }
             conn.epoch.store(rw.as_of[0] as i64, Ordering::Release);
-        } else if pinned {
-            conn.pin()?;
+        } else {
+            conn.epoch.store(conn.pinned.load(Ordering::Acquire), Ordering::Release);
         }
         let err = |e| sqlite_error(e, &tables);
         let mut stmt = conn.prepare_cached(&rw.sql).map_err(err)?;
@@ -550,8 +609,9 @@ fn run_query(conn: &Db, shared: &Shared, sql_text: &str, params: &[Value]) -> Re
             .collect();
         Ok(ResultSet { columns, rows: rows_out })
     })();
-    if pinned {
-        let _ = conn.execute_batch("COMMIT");
+    if conn.conn.is_autocommit() {
+        // An interrupted statement may have ended the transaction.
+        conn.snapshot.store(false, Ordering::Release);
     }
     result.map_err(|e| {
         if e.code != state::FEATURE_NOT_SUPPORTED && sql_text.to_ascii_lowercase().contains("pg_catalog.") {
@@ -695,9 +755,14 @@ impl Session {
         // Opened now, so that a statement timeout or a cancel can interrupt even the first one.
         let db = open(&shared).ok();
         let interrupt = db.as_ref().map(|d| Arc::new(d.get_interrupt_handle()));
+        let conn = Arc::new(Mutex::new(db));
+        if let Ok(mut sessions) = shared.sessions.lock() {
+            sessions.retain(|s| s.strong_count() > 0);
+            sessions.push(Arc::downgrade(&conn));
+        }
         Session {
             shared,
-            conn: Arc::new(Mutex::new(db)),
+            conn,
             interrupt: Mutex::new(interrupt),
             described: Mutex::new(None),
             cursors: Mutex::new(HashMap::new()),
@@ -833,7 +898,8 @@ impl Session {
                 let n = name.to_ascii_lowercase();
                 let value = if n == "ripples_epoch" {
                     match self
-                        .blocking(Some(self.shared.config.statement_timeout), |c, _| {
+                        .blocking(Some(self.shared.config.statement_timeout), |c, shared| {
+                            c.fresh(*shared.latest.borrow())?;
                             epochs(c).map_err(|e| sqlite_error(e, &[]))
                         })
                         .await
@@ -857,7 +923,8 @@ impl Session {
             }
             Kind::Begin => {
                 self.blocking(None, |c, _| {
-                    if c.is_autocommit() {
+                    if !c.in_transaction() {
+                        c.release();
                         c.execute_batch("BEGIN").map_err(|e| sqlite_error(e, &[]))?;
                         // Pin the snapshot now: every statement of the transaction reads this epoch.
                         c.pin()?;
@@ -872,7 +939,7 @@ impl Session {
                     cursors.retain(|_, c| c.hold);
                 }
                 self.blocking(None, move |c, _| {
-                    if !c.is_autocommit() {
+                    if c.in_transaction() {
                         c.execute_batch("COMMIT").map_err(|e| sqlite_error(e, &[]))?;
                     }
                     Ok(Response::TransactionEnd(Tag::new(tag)))
@@ -943,7 +1010,7 @@ impl Session {
         let (query, hold) = (d.query.clone(), d.hold);
         let rs = self
             .blocking(Some(timeout), move |conn, shared| {
-                if conn.is_autocommit() && !hold {
+                if !conn.in_transaction() && !hold {
                     return Err(SqlError::new(
                         "25P01",
                         "DECLARE CURSOR can only be used in transaction blocks: BEGIN first, or DECLARE ... CURSOR WITH HOLD FOR ...",
@@ -1016,13 +1083,14 @@ impl Session {
             .blocking(None, move |c, _| {
                 let names = [name.clone()];
                 let err = |e| sqlite_error(e, &names);
-                if !c.is_autocommit() {
+                if c.in_transaction() {
                     // The transaction's snapshot would hold the subscription at its epoch.
                     return Err(SqlError::new(
                         "25001",
                         format!("SUBSCRIBE {name} inside a transaction would see only the transaction's epoch: run it outside one (autocommit; psycopg: connect(..., autocommit=True))"),
                     ));
                 }
+                c.release();
                 c.execute_batch("BEGIN").map_err(err)?;
                 let result = (|| {
                     let (latest, oldest) = epochs(c).map_err(err)?;
@@ -1081,6 +1149,7 @@ impl Session {
                 .blocking(None, move |c, _| {
                     let names = [name.clone()];
                     let err = |e| sqlite_error(e, &names);
+                    c.release();
                     c.execute_batch("BEGIN").map_err(err)?;
                     let result = (|| {
                         let (_, oldest) = epochs(c).map_err(err)?;
