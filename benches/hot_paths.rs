@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use ripples::dataflow::union_find::{HashUnionFind, LabelledUnionFind};
+use ripples::dataflow::union_find::{HashUnionFind, LabelledForest};
 use ripples::dataflow::wcc::{Wcc, WccGeneral};
 use ripples::dataflow::Algorithm;
 use ripples::driver::{self, MemoryStream, RunOptions};
@@ -49,7 +49,7 @@ fn union_find(c: &mut Criterion) {
     });
     group.bench_function("labelled_merge_rmat16", |b| {
         b.iter(|| {
-            let mut uf = LabelledUnionFind::new();
+            let mut uf = LabelledForest::new();
             let mut changes = Vec::new();
             for chunk in edges.chunks(10_000) {
                 for &(s, d) in chunk {

@@ -15,7 +15,7 @@ use ripples::dataflow::bfs::Bfs;
 use ripples::dataflow::degree::Degree;
 use ripples::dataflow::Algorithm;
 use ripples::driver::{self, RunOptions};
-use ripples::types::{Node, Update};
+use ripples::types::Node;
 
 /// R-MAT scale 14 with edge factor 10 (163,840 copies, duplicates included) plus self-loops,
 /// then one epoch of 40,000 updates: deletions of random present copies and insertions of new
@@ -29,17 +29,7 @@ fn stream(seed: u64) -> RandomStream {
     }
     let mut present = initial.clone();
     let mut fresh = ripples::sources::generate::rmat(14, 3, seed + 1).into_iter();
-    let mut epoch = Vec::with_capacity(40_000);
-    while epoch.len() < 40_000 {
-        if rng.gen_bool(0.5) {
-            let e = present.swap_remove(rng.gen_range(0..present.len()));
-            epoch.push(Update::delete(e.0, e.1));
-        } else {
-            let e = fresh.next().expect("enough fresh edges");
-            present.push(e);
-            epoch.push(Update::insert(e.0, e.1));
-        }
-    }
+    let epoch = churn_epoch(&mut rng, &mut present, &mut fresh, 40_000);
     RandomStream { vertices: vec![7, 1 << 40], initial, epochs: vec![epoch] }
 }
 

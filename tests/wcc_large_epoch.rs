@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use ripples::dataflow::wcc::Wcc;
 use ripples::driver::{self, RunOptions, Source};
 use ripples::sinks::Change;
-use ripples::types::{Node, Update};
+use ripples::types::Node;
 
 /// R-MAT scale 15 (163,840 copies, with duplicates), parallel copies both ways round and
 /// self-loops, then two epochs of 80,000 updates: deletions of random present copies and
@@ -34,21 +34,7 @@ fn large_stream(seed: u64) -> RandomStream {
     }
     let mut present = initial.clone();
     let mut fresh = ripples::sources::generate::rmat(15, 5, seed + 1).into_iter();
-    let mut epochs = Vec::new();
-    for _ in 0..2 {
-        let mut epoch = Vec::with_capacity(80_000);
-        while epoch.len() < 80_000 {
-            if rng.gen_bool(0.5) {
-                let e = present.swap_remove(rng.gen_range(0..present.len()));
-                epoch.push(Update::delete(e.0, e.1));
-            } else {
-                let e = fresh.next().expect("enough fresh edges");
-                present.push(e);
-                epoch.push(Update::insert(e.0, e.1));
-            }
-        }
-        epochs.push(epoch);
-    }
+    let epochs = (0..2).map(|_| churn_epoch(&mut rng, &mut present, &mut fresh, 80_000)).collect();
     RandomStream { vertices: vec![3, 1 << 40], initial, epochs }
 }
 

@@ -50,16 +50,7 @@ impl IdIndex {
             return;
         }
         let len = (id + 1).max(2 * self.dense.len() as u64).min(limit) as usize;
-        self.dense.resize(len, NONE);
-        let dense = &mut self.dense;
-        self.sparse.retain(|&k, &mut x| {
-            if k < len as u64 {
-                dense[k as usize] = x;
-                false
-            } else {
-                true
-            }
-        });
+        self.grow(len);
         self.dense[id as usize] = v;
     }
 
@@ -79,6 +70,12 @@ impl IdIndex {
             return;
         }
         let len = (2 * self.dense.len()).max(id as usize + 1);
+        self.grow(len);
+        self.dense[id as usize] = v;
+    }
+
+    /// Grows the dense table to `len` slots and moves the hash map's ids below `len` into it.
+    fn grow(&mut self, len: usize) {
         self.dense.resize(len, NONE);
         let dense = &mut self.dense;
         self.sparse.retain(|&k, &mut x| {
@@ -89,7 +86,6 @@ impl IdIndex {
                 true
             }
         });
-        self.dense[id as usize] = v;
     }
 
     /// The address of `id`'s dense slot, for a prefetch (`None` if it is in the hash map).

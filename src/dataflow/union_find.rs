@@ -4,19 +4,18 @@
 //! * [`DenseUnionFind`] — over dense `u32` indices: union by size, path halving. Nearly O(1)
 //!   amortised per operation (inverse Ackermann).
 //! * [`HashUnionFind`] — over sparse `u64` vertex ids: a hash map (FxHash) from ids to dense
-//!   indices in front of a [`DenseUnionFind`].
-//! * [`LabelledUnionFind`] — a [`HashUnionFind`] that also knows each component's smallest id and
-//!   can enumerate a component's members (a circular "next" list per component, spliced in O(1)
-//!   on union), so that it can report which vertices' labels (smallest id in the component)
-//!   changed.
-//! * [`ForestUnionFind`] and [`LabelledForest`] — what the insert-only WCC path runs on: the
-//!   same as [`HashUnionFind`] and [`LabelledUnionFind`], but ids go through a dense table while
-//!   they are small (a hash map for the others) and records are taken in groups whose memory is
-//!   prefetched before they are applied, so that a batch of random ids costs overlapping cache
-//!   misses rather than one after the other.
+//!   indices in front of a [`DenseUnionFind`] (the `uf-hash` baseline).
+//! * [`ForestUnionFind`] — what each worker of the insert-only WCC path runs: the same unions, but
+//!   ids go through a dense table while they are small (a hash map for the others) and records
+//!   are taken in groups whose memory is prefetched before they are applied, so that a batch of
+//!   random ids costs overlapping cache misses rather than one after the other.
+//! * [`LabelledForest`] — the path's merge: a [`ForestUnionFind`] that also knows each
+//!   component's smallest id and can enumerate a component's members (a circular "next" list per
+//!   component, spliced in O(1) on union), so that it can report which vertices' labels (smallest
+//!   id in the component) changed.
 //!
 //! ```
-//! use ripples::dataflow::union_find::{HashUnionFind, LabelledUnionFind};
+//! use ripples::dataflow::union_find::{ForestUnionFind, HashUnionFind, LabelledForest};
 //! let mut uf = HashUnionFind::new();
 //! assert!(uf.union(10, 20));
 //! assert!(uf.union(30, 20));
@@ -27,7 +26,7 @@
 //! assert_eq!(labels, vec![(7, 7), (8, 7), (10, 10), (20, 10), (30, 10)]);
 //!
 //! // The labelled variant reports how the labels (smallest id per component) changed.
-//! let mut wcc = LabelledUnionFind::new();
+//! let mut wcc = LabelledForest::new();
 //! wcc.union(5, 6);
 //! let mut changes = Vec::new();
 //! wcc.drain_changes(&mut changes);
@@ -42,12 +41,11 @@
 //!
 //! // The insert-only path's local forest: which records joined two components (a self-loop
 //! // counts when its vertex is new).
-//! use ripples::dataflow::union_find::{ForestUnionFind, LabelledForest};
 //! let mut forest = ForestUnionFind::new();
 //! let mut joined = Vec::new();
 //! forest.insert_all(&[(1, 2), (2, 1), (3, 3), (3, 3), (u64::MAX, 1)], |&p| p, |&p| joined.push(p));
 //! assert_eq!(joined, vec![(1, 2), (3, 3), (u64::MAX, 1)]);
-//! // Its merge: the same label changes as `LabelledUnionFind`.
+//! // The merge takes records in prefetched groups too.
 //! let mut merged = LabelledForest::new();
 //! merged.union_all(&[(5, 6), (7, 7)], |&p| p);
 //! changes.clear();
@@ -206,112 +204,6 @@ impl HashUnionFind {
     }
 }
 
-/// Union-find over `u64` ids that tracks each component's smallest id and reports label changes.
-#[derive(Clone, Debug, Default)]
-pub struct LabelledUnionFind {
-    index: FxHashMap<Node, u32>,
-    ids: Vec<Node>,
-    uf: DenseUnionFind,
-    /// Smallest id of the component, valid at roots.
-    min: Vec<Node>,
-    /// Circular list of the members of each component.
-    next: Vec<u32>,
-    /// Vertices touched since the last [`LabelledUnionFind::drain_changes`], with their label
-    /// before (`None`: the vertex is new).
-    touched: FxHashMap<u32, Option<Node>>,
-}
-
-impl LabelledUnionFind {
-    /// An empty structure: no vertex, no pending change.
-    pub fn new() -> Self {
-        LabelledUnionFind::default()
-    }
-
-    fn index(&mut self, id: Node) -> u32 {
-        if let Some(&i) = self.index.get(&id) {
-            return i;
-        }
-        let i = self.ids.len() as u32;
-        self.index.insert(id, i);
-        self.ids.push(id);
-        self.uf.push();
-        self.min.push(id);
-        self.next.push(i);
-        self.touched.insert(i, None);
-        i
-    }
-
-    /// Makes sure `id` is a vertex (a singleton if new).
-    pub fn add(&mut self, id: Node) {
-        self.index(id);
-    }
-
-    /// The current label (smallest id in the component) of `id`, if it is a vertex.
-    pub fn label(&mut self, id: Node) -> Option<Node> {
-        let i = *self.index.get(&id)?;
-        let r = self.uf.find(i);
-        Some(self.min[r as usize])
-    }
-
-    /// Connects `a` and `b` (adding them if new).
-    pub fn union(&mut self, a: Node, b: Node) {
-        let ia = self.index(a);
-        let ib = self.index(b);
-        let (ra, rb) = (self.uf.find(ia), self.uf.find(ib));
-        if ra == rb {
-            return;
-        }
-        let (ma, mb) = (self.min[ra as usize], self.min[rb as usize]);
-        // The component with the larger minimum is relabelled: remember its members' old label.
-        let (relabelled, old) = if ma < mb { (rb, mb) } else { (ra, ma) };
-        let mut v = relabelled;
-        loop {
-            self.touched.entry(v).or_insert(Some(old));
-            v = self.next[v as usize];
-            if v == relabelled {
-                break;
-            }
-        }
-        let root = self.uf.link(ra, rb);
-        self.min[root as usize] = ma.min(mb);
-        self.next.swap(ra as usize, rb as usize);
-    }
-
-    /// The label changes since the last call, as `((vertex, label), diff)`: for every touched
-    /// vertex whose label differs from before, a retraction of the old label (unless new) and an
-    /// insertion of the new one.
-    pub fn drain_changes(&mut self, out: &mut Vec<((Node, Node), isize)>) {
-        let touched = std::mem::take(&mut self.touched);
-        for (i, old) in touched {
-            let new = self.min[self.uf.find(i) as usize];
-            if old != Some(new) {
-                let id = self.ids[i as usize];
-                if let Some(old) = old {
-                    out.push(((id, old), -1));
-                }
-                out.push(((id, new), 1));
-            }
-        }
-    }
-
-    /// Number of vertices.
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-    /// Whether there is no vertex.
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-    /// Approximate bytes of heap memory held.
-    pub fn heap_bytes(&self) -> usize {
-        self.index.capacity() * (8 + 4 + 1)
-            + self.ids.capacity() * 8
-            + self.uf.heap_bytes()
-            + self.min.capacity() * 8
-            + self.next.capacity() * 4
-    }
-}
-
 /// Union-find over `u64` ids for streams of insertions: ids through an `IdIndex` (a dense
 /// table while ids are small), records applied in groups with their memory prefetched.
 #[derive(Clone, Debug, Default)]
@@ -415,9 +307,10 @@ const UNTOUCHED: u8 = 0;
 const NEW: u8 = 1;
 const OLD: u8 = 2;
 
-/// [`LabelledUnionFind`]'s structure for the insert-only WCC path's merge: ids through an
-/// `IdIndex`, the touched vertices as a list of indices with their old labels beside the
-/// vertices, unions applied in prefetched groups. Same label changes (in another order).
+/// Union-find over `u64` ids that tracks each component's smallest id and reports label changes:
+/// the insert-only WCC path's merge. Ids go through an `IdIndex`, the touched vertices are a
+/// list of indices with their old labels beside the vertices, unions are applied in prefetched
+/// groups.
 #[derive(Clone, Debug, Default)]
 pub struct LabelledForest {
     index: IdIndex,
@@ -668,39 +561,6 @@ mod tests {
                 for (&v, &l) in &expected {
                     assert_eq!(uf.label(v), Some(l), "seed {}", seed);
                 }
-            }
-        }
-    }
-
-    #[test]
-    fn labelled_union_find_reports_exactly_the_label_changes() {
-        for seed in 0..20u64 {
-            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-            let mut uf = LabelledUnionFind::new();
-            let mut labels: BTreeMap<Node, Node> = BTreeMap::new();
-            let mut edges = Vec::new();
-            for _round in 0..30 {
-                for _ in 0..rng.gen_range(0..8) {
-                    let (a, b) = (rng.gen_range(0..60u64), rng.gen_range(0..60u64));
-                    if rng.gen_bool(0.2) {
-                        uf.add(a);
-                        edges.push((a, a, 1.0));
-                    } else {
-                        uf.union(a, b);
-                        edges.push((a, b, 1.0));
-                    }
-                }
-                let mut changes = Vec::new();
-                uf.drain_changes(&mut changes);
-                for ((v, l), d) in changes {
-                    if d > 0 {
-                        assert!(labels.insert(v, l).is_none(), "seed {}: two labels for {}", seed, v);
-                    } else {
-                        assert_eq!(labels.remove(&v), Some(l), "seed {}: retracted a label not held", seed);
-                    }
-                }
-                let vs: BTreeSet<Node> = crate::oracle::vertex_set([], &edges);
-                assert_eq!(labels, crate::oracle::wcc(&vs, &edges), "seed {}", seed);
             }
         }
     }

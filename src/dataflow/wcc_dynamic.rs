@@ -456,6 +456,12 @@ impl PairTable {
     /// The link of `key`, whose ends `links` confirms.
     #[inline]
     fn get(&self, key: u64, links: &[Link]) -> Option<u32> {
+        self.probe(key, |l| link_key(&links[l as usize]) == key)
+    }
+
+    /// The first link from `key`'s home slot on whose tag is `key`'s and that `confirm` accepts.
+    #[inline]
+    fn probe(&self, key: u64, confirm: impl Fn(u32) -> bool) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
@@ -467,9 +473,8 @@ impl PairTable {
             if s == 0 {
                 return None;
             }
-            let l = s as u32;
-            if (s >> 32) as u32 == tag && link_key(&links[l as usize]) == key {
-                return Some(l);
+            if (s >> 32) as u32 == tag && confirm(s as u32) {
+                return Some(s as u32);
             }
             i = (i + 1) & mask;
         }
@@ -485,22 +490,7 @@ impl PairTable {
     /// of that link before [`PairTable::get`] confirms it.
     #[inline]
     fn candidate(&self, key: u64) -> Option<u32> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let tag = Self::tag(key);
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(tag);
-        loop {
-            let s = self.slots[i];
-            if s == 0 {
-                return None;
-            }
-            if (s >> 32) as u32 == tag {
-                return Some(s as u32);
-            }
-            i = (i + 1) & mask;
-        }
+        self.probe(key, |_| true)
     }
 
     /// Records `key -> l` (`key` absent).

@@ -82,6 +82,28 @@ pub fn random_stream(seed: u64, vertices: usize, initial: usize, epochs: usize, 
     RandomStream { vertices: vfile, initial: init, epochs: out }
 }
 
+/// One epoch of `n` updates, interleaved at random: deletions of random present copies and
+/// insertions of the next `fresh` edges (`present` follows them).
+pub fn churn_epoch(
+    rng: &mut ChaCha8Rng,
+    present: &mut Vec<(Node, Node)>,
+    fresh: &mut impl Iterator<Item = (Node, Node)>,
+    n: usize,
+) -> Vec<Update> {
+    let mut epoch = Vec::with_capacity(n);
+    while epoch.len() < n {
+        if rng.gen_bool(0.5) {
+            let e = present.swap_remove(rng.gen_range(0..present.len()));
+            epoch.push(Update::delete(e.0, e.1));
+        } else {
+            let e = fresh.next().expect("enough fresh edges");
+            present.push(e);
+            epoch.push(Update::insert(e.0, e.1));
+        }
+    }
+    epoch
+}
+
 /// The present edge multiset after each epoch (index 0 = initial graph).
 pub fn edge_counts_per_epoch(stream: &RandomStream) -> Vec<BTreeMap<(Node, Node), i64>> {
     let mut counts: BTreeMap<(Node, Node), i64> = BTreeMap::new();
