@@ -69,20 +69,7 @@ pub struct Change {
 
 /// Consolidates changes: sums the diffs of equal records and drops those that cancel.
 pub fn consolidate(changes: &mut Vec<((Node, u64), Diff)>) {
-    changes.sort_unstable_by_key(|x| x.0);
-    // In place: `w` records kept so far, equal records summed into the last one.
-    let mut w = 0;
-    for r in 0..changes.len() {
-        let (record, diff) = changes[r];
-        if w > 0 && changes[w - 1].0 == record {
-            changes[w - 1].1 += diff;
-        } else {
-            changes[w] = (record, diff);
-            w += 1;
-        }
-    }
-    changes.truncate(w);
-    changes.retain(|x| x.1 != 0);
+    differential_dataflow::consolidation::consolidate(changes);
 }
 
 /// Receives each completed epoch's changes, in epoch order.
@@ -223,17 +210,8 @@ impl ResultSink {
         consolidate(&mut changes);
         // Per key: retractions before insertions, then by value. `consolidate` sorted by
         // (key, value), so only each key's run (usually one or two records) is reordered.
-        let mut start = 0;
-        while start < changes.len() {
-            let key = changes[start].0 .0;
-            let mut end = start + 1;
-            while end < changes.len() && changes[end].0 .0 == key {
-                end += 1;
-            }
-            if end - start > 1 {
-                changes[start..end].sort_unstable_by_key(|((_, v), d)| (*d > 0, *v));
-            }
-            start = end;
+        for run in changes.chunk_by_mut(|a, b| a.0 .0 == b.0 .0) {
+            run.sort_unstable_by_key(|((_, v), d)| (*d > 0, *v));
         }
         let mut lines = 0u64;
         for &((key, value), diff) in &changes {
