@@ -170,6 +170,8 @@ pub fn reader(path: &Path) -> Result<Connection, rusqlite::Error> {
 impl Mirror {
     /// The mirror over `conn` (see [`create`]), keeping `retain` epochs of history.
     pub fn new(conn: Connection, retain: u64) -> Mirror {
+        // Per table: the retraction and three statements in each of the sizes `run_chunks` uses.
+        conn.set_prepared_statement_cache_capacity(256);
         Mirror { conn, tables: Vec::new(), retain, applied: None, cost: Cost::default() }
     }
 
@@ -230,33 +232,48 @@ impl Mirror {
                 }
                 let t0 = Instant::now();
                 let n = &table.name;
-                let mut retract = tx
-                    .prepare_cached(&format!(
-                        "DELETE FROM ripples_{n}_current WHERE vertex = ?1 AND value = ?2 RETURNING valid_from"
-                    ))
-                    .map_err(sql_err)?;
-                let mut insert = tx
-                    .prepare_cached(&format!(
-                        "INSERT INTO ripples_{n}_current(vertex, value, valid_from) VALUES (?1, ?2, ?3)"
-                    ))
-                    .map_err(sql_err)?;
-                let mut log = tx
-                    .prepare_cached(&format!(
-                        "INSERT INTO ripples_{n}_log(epoch, vertex, value, diff, since) VALUES (?1, ?2, ?3, ?4, ?5)"
-                    ))
-                    .map_err(sql_err)?;
+                // Two statements per `ROWS` changes and one per retraction, where it was two
+                // per change (a `DELETE ... RETURNING valid_from` or an `INSERT`, and the log
+                // row): the retractions' log rows, each with the epoch its row appeared in (read
+                // by a join with the current rows), then the retractions (plain deletes: an OR
+                // of 64 keys measured the same), then the new current rows and their log rows.
+                let mut gone_log = Vec::new();
+                let mut gone_keys = Vec::new();
+                let mut added = Vec::new();
+                let mut logged = Vec::new();
                 for c in list {
                     let value = sql_value(table.format, c.value);
-                    let (e, v) = (c.epoch as i64, c.key as i64);
-                    let since: Option<i64> = if c.diff < 0 {
-                        let mut rows = retract.query(params![v, value]).map_err(sql_err)?;
-                        rows.next().map_err(sql_err)?.map(|r| r.get(0)).transpose().map_err(sql_err)?
+                    let (e, v, d) =
+                        (Value::Integer(c.epoch as i64), Value::Integer(c.key as i64), Value::Integer(c.diff as i64));
+                    if c.diff < 0 {
+                        gone_keys.extend([v.clone(), value.clone()]);
+                        gone_log.extend([e, v, value, d]);
                     } else {
-                        insert.execute(params![v, value, e]).map_err(sql_err)?;
-                        None
-                    };
-                    log.execute(params![e, v, value, c.diff as i64, since]).map_err(sql_err)?;
+                        added.extend([v.clone(), value.clone(), e.clone()]);
+                        logged.extend([e, v, value, d, Value::Null]);
+                    }
                 }
+                run_chunks(&tx, &gone_log, 4, |k| {
+                    format!(
+                        "INSERT INTO ripples_{n}_log(epoch, vertex, value, diff, since) \
+                         SELECT k.column1, k.column2, k.column3, k.column4, c.valid_from FROM (VALUES {}) AS k \
+                         LEFT JOIN ripples_{n}_current c ON c.vertex = k.column2 AND c.value = k.column3",
+                        tuples(4, k)
+                    )
+                })?;
+                let mut retract = tx
+                    .prepare_cached(&format!("DELETE FROM ripples_{n}_current WHERE vertex = ?1 AND value = ?2"))
+                    .map_err(sql_err)?;
+                for key in gone_keys.chunks(2) {
+                    retract.execute(rusqlite::params_from_iter(key)).map_err(sql_err)?;
+                }
+                drop(retract);
+                run_chunks(&tx, &added, 3, |k| {
+                    format!("INSERT INTO ripples_{n}_current(vertex, value, valid_from) VALUES {}", tuples(3, k))
+                })?;
+                run_chunks(&tx, &logged, 5, |k| {
+                    format!("INSERT INTO ripples_{n}_log(epoch, vertex, value, diff, since) VALUES {}", tuples(5, k))
+                })?;
                 changes += list.len() as u64;
                 self.cost.tables[i].0 += list.len() as u64;
                 self.cost.tables[i].1 += t0.elapsed();
@@ -300,4 +317,36 @@ impl Mirror {
         self.cost.epochs += epochs.len() as u64;
         Ok(())
     }
+}
+
+/// Rows per multi-row statement (at most 5 values a row: 320 parameters, far below SQLite's
+/// limit).
+const ROWS: usize = 64;
+
+/// `k` parenthesised tuples of `width` parameters, comma-separated.
+fn tuples(width: usize, k: usize) -> String {
+    let tuple = format!("({})", vec!["?"; width].join(", "));
+    vec![tuple.as_str(); k].join(", ")
+}
+
+/// Runs the statement `sql(k)` over `values` (rows of `width` values, flattened), `k` rows at a
+/// time: `ROWS` rows a statement, the rest in statements of power-of-two sizes (so that a table
+/// needs at most 7 prepared statements per kind, each prepared once).
+fn run_chunks(
+    tx: &rusqlite::Transaction<'_>,
+    values: &[Value],
+    width: usize,
+    sql: impl Fn(usize) -> String,
+) -> Result<(), String> {
+    let mut rest = values;
+    while !rest.is_empty() {
+        let rows = rest.len() / width;
+        let take = if rows >= ROWS { ROWS } else { 1 << rows.ilog2() };
+        let (chunk, tail) = rest.split_at(take * width);
+        tx.prepare_cached(&sql(take))
+            .and_then(|mut s| s.execute(rusqlite::params_from_iter(chunk)))
+            .map_err(sql_err)?;
+        rest = tail;
+    }
+    Ok(())
 }
