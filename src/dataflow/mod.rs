@@ -30,7 +30,7 @@ pub mod registry;
 pub mod scc;
 pub mod spanner;
 pub mod sssp;
-mod time_stash;
+pub(crate) mod time_stash;
 pub mod triangles;
 pub mod typed;
 pub mod union_find;
@@ -151,6 +151,17 @@ impl<'a> GraphInput<'a> {
         let set = edges.distinct();
         self.shared.borrow_mut().edge_set[undirected as usize] = Some(set.clone());
         set
+    }
+
+    /// Whether [`GraphInput::edge_set`] (with `undirected`) was built already (by an algorithm
+    /// of this dataflow): using it then costs nothing more.
+    pub fn has_edge_set(&self, undirected: bool) -> bool {
+        self.shared.borrow().edge_set[undirected as usize].is_some()
+    }
+
+    /// Whether [`GraphInput::vertex_set`] was built already.
+    pub fn has_vertex_set(&self) -> bool {
+        self.shared.borrow().vertex_set.is_some()
     }
 
     /// The vertex set: vertex-file vertices ∪ endpoints of present edges, each once.
