@@ -367,37 +367,40 @@ fn stats_report_vertex_edge_and_triangle_counts_every_epoch() {
     let files = Files::new();
     let stream = random_stream(331, 14, 40, 12, 7);
     let g: String = stream.initial.iter().map(|(a, b)| format!("{} {}\n", a, b)).collect();
-    let u: String = stream
-        .epochs
-        .iter()
-        .flatten()
-        .map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst))
-        .collect();
     let v: String = stream.vertices.iter().map(|v| format!("{}\n", v)).collect();
-    let (g, u, v) = (s(&files.write("g.e", &g)), s(&files.write("u.txt", &u)), s(&files.write("g.v", &v)));
-    // The epochs `--batch 7` cuts.
+    let (g, v) = (s(&files.write("g.e", &g)), s(&files.write("g.v", &v)));
+    // The stream, and its insertions alone (which WCC takes its insert-only path over).
     let flat: Vec<Update> = stream.epochs.iter().flatten().copied().collect();
-    let recut = RandomStream {
-        vertices: stream.vertices.clone(),
-        initial: stream.initial.clone(),
-        epochs: flat.chunks(7).map(|c| c.to_vec()).collect(),
-    };
-    let counts = edge_counts_per_epoch(&recut);
-    // With triangles and degree the census reads the shared vertex and edge sets; WCC builds
-    // neither, so it counts them itself (per key, at the worker the key hashes to).
-    for (names, workers) in [("triangles,degree", "2"), ("wcc", "1"), ("wcc", "3")] {
-        let path = files.path(&format!("{}-{}.stats", names, workers));
+    let inserts: Vec<Update> = flat.iter().filter(|u| u.diff > 0).copied().collect();
+    // The census reads the shared vertex and edge sets with triangles and degree; the fully
+    // dynamic WCC forest's own counts with wcc (one forest sees every record, also at 3
+    // workers); and with wcc's insert-only path (which keeps neither) it counts them itself,
+    // per key at the worker the key hashes to.
+    for (names, workers, updates) in
+        [("triangles,degree", "2", &flat), ("wcc", "1", &flat), ("wcc", "3", &flat), ("wcc", "2", &inserts)]
+    {
+        let tag = format!("{}-{}-{}", names, workers, updates.len());
+        let u: String =
+            updates.iter().map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst)).collect();
+        let u = s(&files.write(&format!("{tag}.u"), &u));
+        // The epochs `--batch 7` cuts.
+        let recut = RandomStream {
+            vertices: stream.vertices.clone(),
+            initial: stream.initial.clone(),
+            epochs: updates.chunks(7).map(|c| c.to_vec()).collect(),
+        };
+        let counts = edge_counts_per_epoch(&recut);
+        let path = files.path(&format!("{tag}.stats"));
         let args =
             ["run", names, "-q", "--graph", &g, "--vertices", &v, "--updates", &u, "--batch", "7", "-w", workers];
-        let dir = files.path(&format!("{}-{}", names, workers));
-        run_bin(&args, &["--stats".into(), s(&path), "--output-dir".into(), s(&dir)]);
+        run_bin(&args, &["--stats".into(), s(&path), "--output-dir".into(), s(&files.path(&tag))]);
         let (epochs, summary) = stats_lines(&path);
-        assert_eq!(epochs.len(), counts.len(), "{}", names);
+        assert_eq!(epochs.len(), counts.len(), "{}", tag);
         for (epoch, (line, present)) in epochs.iter().zip(&counts).enumerate() {
             let (vertices, edges) = oracle_input(&recut.vertices, present);
             let pairs: BTreeSet<(Node, Node)> =
                 edges.iter().filter(|e| e.0 != e.1).map(|e| (e.0.min(e.1), e.0.max(e.1))).collect();
-            let what = format!("{} epoch {}: {}", names, epoch, line);
+            let what = format!("{} epoch {}: {}", tag, epoch, line);
             assert_eq!(line["vertices"].as_u64(), Some(vertices.len() as u64), "{}", what);
             assert_eq!(line["edges"].as_u64(), Some(pairs.len() as u64), "{}", what);
             if names.contains("triangles") {
@@ -409,7 +412,12 @@ fn stats_report_vertex_edge_and_triangle_counts_every_epoch() {
         }
         let last = epochs.last().unwrap();
         for field in ["vertices", "edges", "triangles"] {
-            assert_eq!(summary.get(field), last.get(field), "{}: summary {}", names, field);
+            assert_eq!(summary.get(field), last.get(field), "{}: summary {}", tag, field);
+        }
+        // The path each WCC run took shows in its stats: the dynamic forest reports fallbacks.
+        if names == "wcc" {
+            let dynamic = summary.get("wcc_fallbacks").and_then(|n| n.as_u64()).is_some();
+            assert_eq!(dynamic, updates.len() == flat.len(), "{}", tag);
         }
     }
 }

@@ -165,6 +165,10 @@ pub struct FallbackLog(Arc<Mutex<FallbackRecord>>);
 struct FallbackRecord {
     active: bool,
     by_time: BTreeMap<Time, u64>,
+    /// The graph's census, when one forest sees the whole graph: per time applied, the present
+    /// vertices and links after it (see [`FallbackLog::counts_below`]).
+    counting: bool,
+    counts: BTreeMap<Time, (u64, u64)>,
 }
 
 impl FallbackLog {
@@ -187,6 +191,33 @@ impl FallbackLog {
         if rebuilds > 0 {
             *self.lock().by_time.entry(t).or_insert(0) += rebuilds;
         }
+    }
+
+    /// Marks the log as holding the graph's census: a single forest (no per-worker shares) sees
+    /// every record of the graph in this process, so its present vertices and links are the
+    /// `--stats` counts (`"vertices"`: the vertex set; `"edges"`: the present pairs `{u, v}`,
+    /// `u != v`), for free.
+    pub fn activate_counts(&self) {
+        self.lock().counting = true;
+    }
+
+    /// Whether a forest records the graph's census here.
+    pub fn counts_active(&self) -> bool {
+        self.lock().counting
+    }
+
+    /// Records the census after time `t`: `vertices` present, `links` present.
+    pub fn record_counts(&self, t: Time, vertices: u64, links: u64) {
+        self.lock().counts.insert(t, (vertices, links));
+    }
+
+    /// The census after the last time below `frontier` that changed the graph (`None`: none
+    /// did since the last call), forgetting the times before it.
+    pub fn counts_below(&self, frontier: Time) -> Option<(u64, u64)> {
+        let mut record = self.lock();
+        let later = record.counts.split_off(&frontier);
+        let done = std::mem::replace(&mut record.counts, later);
+        done.into_values().next_back()
     }
 
     /// Removes the records of the times below `frontier` and returns their sum.
@@ -1661,6 +1692,9 @@ pub fn wcc_dynamic<'a>(
     let peers = input.edges.scope().peers();
     let edges = input.edges.inner.map(|((s, d, _w), t, diff)| ((s, d, 0u8), t, diff));
     let vertices = input.vertices.inner.map(|(v, t, diff)| ((v, v, 1u8), t, diff));
+    if let (Some(log), false) = (&log, shares && peers > 1) {
+        log.activate_counts();
+    }
     let edges = if shares && peers > 1 {
         let share = DynamicForest::summary(factor).with_counter(fallbacks.clone());
         forest_operator(edges, |x: &Event| pair_worker(x.0 .0, x.0 .1), "WccDynamicShare", share, log.clone())
@@ -1763,6 +1797,9 @@ fn forest_operator<'a>(
                     drop(batch);
                     if let Some(log) = &log {
                         log.record(t, forest.fallbacks() - before);
+                        if !forest.summary {
+                            log.record_counts(t, forest.present as u64, forest.links() as u64);
+                        }
                     }
                     let mut session = output.session(&cap);
                     for &(record, diff) in &changes {

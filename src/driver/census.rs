@@ -11,8 +11,11 @@
 //! How: the changes of the shared vertex set and edge set, when an algorithm of the run built
 //! them (most differential ones do), and the `triangles` output's changes weighted by their
 //! value, are summed per time at worker 0 into a buffer the writer drains as epochs complete.
-//! A run whose algorithms build neither (WCC's fast paths keep no differential state at all)
-//! counts them with `distinct_counts` instead: a count per vertex and per vertex pair in a
+//! When the fully dynamic WCC path runs with one forest (the default), that forest knows both
+//! already: after every time it applies, its present vertices and links go into the process's
+//! [`FallbackLog`], and the census reads them there (nothing is built for it). Any other run
+//! whose algorithms build neither set (WCC's insert-only path keeps no edges at all) counts them
+//! with `distinct_counts` instead: a count per vertex and per vertex pair in a
 //! hash map at the worker the key hashes to, and per time only the number of keys whose count
 //! became positive or zero. Building the sets for `--stats` alone (two `distinct`s, their
 //! arrangements holding every edge) made `run wcc --stats` on R-MAT 20 churn ~20× slower and
@@ -33,6 +36,7 @@ use timely::dataflow::operators::{Concat, Probe};
 use timely::dataflow::{ProbeHandle, StreamVec};
 
 use crate::dataflow::time_stash::TimeStash;
+use crate::dataflow::wcc_dynamic::FallbackLog;
 use crate::dataflow::{GraphInput, ResultCollection};
 use crate::types::Node;
 use crate::types::{Diff, Time};
@@ -56,6 +60,8 @@ pub struct Census {
     buffer: Buffer,
     totals: [i64; 3],
     triangles: bool,
+    /// The fully dynamic WCC forest's own counts, when it sees the whole graph.
+    forest: Option<FallbackLog>,
 }
 
 impl Census {
@@ -68,27 +74,33 @@ impl Census {
     ) -> Self {
         let buffer: Buffer = Rc::default();
         let has_triangles = triangles.is_some();
-        let vertices = if input.has_vertex_set() {
-            input.vertex_set().map(|_| 0u8).inner
+        // A fully dynamic WCC forest that sees the whole graph counts both already.
+        let forest = input.fallback_log().filter(|log| log.counts_active()).cloned();
+        let vertices = if forest.is_some() {
+            None
+        } else if input.has_vertex_set() {
+            Some(input.vertex_set().map(|_| 0u8).inner)
         } else {
             let ends =
                 input.edges.inner.clone().flat_map(|((s, d, _), t, diff)| [((s, 0), t, diff), ((d, 0), t, diff)]);
-            distinct_counts(ends.concat(input.vertices.inner.clone().map(|(v, t, diff)| ((v, 0), t, diff))), 0)
+            Some(distinct_counts(ends.concat(input.vertices.inner.clone().map(|(v, t, diff)| ((v, 0), t, diff))), 0))
         };
-        let edges = if input.has_edge_set(true) {
-            input.edge_set(true).filter(|(s, d)| s < d).map(|_| 1u8).inner
+        let edges = if forest.is_some() {
+            None
+        } else if input.has_edge_set(true) {
+            Some(input.edge_set(true).filter(|(s, d)| s < d).map(|_| 1u8).inner)
         } else {
             let pairs = input
                 .edges
                 .inner
                 .clone()
                 .flat_map(|((s, d, _), t, diff)| (s != d).then(|| ((s.min(d), s.max(d)), t, diff)));
-            distinct_counts(pairs, 1)
+            Some(distinct_counts(pairs, 1))
         };
-        let mut all = vertices.concat(edges);
-        if let Some(t) = triangles {
-            all = all.concat(t.explode(|(_, corners)| Some((2u8, corners as Diff))).inner);
-        }
+        let triangles = triangles.map(|t| t.explode(|(_, corners)| Some((2u8, corners as Diff))).inner);
+        let Some(all) = [vertices, edges, triangles].into_iter().flatten().reduce(|a, b| a.concat(b)) else {
+            return Census { buffer, totals: [0; 3], triangles: has_triangles, forest };
+        };
         let sink = buffer.clone();
         all.unary_frontier::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
             Exchange::new(|_x: &(u8, Time, Diff)| 0u64),
@@ -105,7 +117,7 @@ impl Census {
             },
         )
         .probe_with(probe);
-        Census { buffer, totals: [0; 3], triangles: has_triangles }
+        Census { buffer, totals: [0; 3], triangles: has_triangles, forest }
     }
 
     /// The counts once every time below `frontier` is applied (the writer calls it as each
@@ -116,6 +128,10 @@ impl Census {
             for (total, d) in self.totals.iter_mut().zip(entry.remove()) {
                 *total += d;
             }
+        }
+        if let Some((vertices, links)) = self.forest.as_ref().and_then(|log| log.counts_below(frontier)) {
+            self.totals[0] = vertices as i64;
+            self.totals[1] = links as i64;
         }
         let count = |i: usize| u64::try_from(self.totals[i]).unwrap_or(0);
         GraphCounts { vertices: count(0), edges: count(1), triangles: self.triangles.then(|| count(2) / 3) }
