@@ -20,8 +20,9 @@
 //! became positive or zero. Building the sets for `--stats` alone (two `distinct`s, their
 //! arrangements holding every edge) made `run wcc --stats` on R-MAT 20 churn ~20× slower and
 //! ~3.5× larger than `run wcc`, so that every experiment (they all write `--stats`) measured the
-//! census rather than the algorithm; counted here it costs WCC about a third of its throughput
-//! and ~50 bytes per edge (1.40 M against 2.14 M updates/s, 1.9 GB against 0.94 GB, `-w 2`).
+//! census rather than the algorithm. Counted per key it costs WCC about a third of its
+//! throughput and ~50 bytes per edge (1.40 M against 2.14 M updates/s, 1.9 GB against 0.94 GB,
+//! `-w 2`); read from the forest it costs nothing measurable.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
