@@ -305,17 +305,11 @@ impl Writer {
                 let (rss, _) = metrics::memory();
                 let stats = EpochStats {
                     epoch,
-                    updates: 0,
                     latency_ms: seconds * 1000.0,
                     output_changes: observed.iter().map(|c| c.len() as u64).sum(),
                     rss_bytes: rss,
-                    watermark: None,
-                    late: None,
-                    observer_lag: None,
-                    vertices: None,
-                    edges: None,
-                    triangles: None,
                     wcc_fallbacks: fallbacks,
+                    ..EpochStats::default()
                 };
                 let view = EpochView { epoch, stats: &stats, changes: observed, replayed: false };
                 self.observers.epoch(&view).map_err(RunError::Observer)?;

@@ -368,20 +368,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn stats(epoch: Time) -> EpochStats {
-        EpochStats {
-            epoch,
-            updates: 0,
-            latency_ms: 0.0,
-            output_changes: 0,
-            rss_bytes: 0,
-            watermark: None,
-            late: None,
-            observer_lag: None,
-            vertices: None,
-            edges: None,
-            triangles: None,
-            wcc_fallbacks: None,
-        }
+        EpochStats { epoch, ..EpochStats::default() }
     }
 
     fn change(epoch: Time, key: Node, value: u64, diff: i8) -> Change {
