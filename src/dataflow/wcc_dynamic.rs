@@ -1339,8 +1339,8 @@ impl DynamicForest {
             if pos + SCAN_AHEAD / 2 < end {
                 prefetch(&self.vertices[self.across(at(pos + SCAN_AHEAD / 2), x) as usize]);
             }
+            let l = at(pos);
             if pos < nt {
-                let l = vx.adj[pos];
                 let w = self.across(l, x);
                 let y = &mut self.vertices[w as usize];
                 if y.mark != stamp {
@@ -1350,7 +1350,6 @@ impl DynamicForest {
                 }
             } else {
                 // Newest first (lists grow at the end): a newer replacement tends to stay longer.
-                let l = vx.adj[vx.adj.len() - no + (pos - nt)];
                 let w = self.across(l, x);
                 let y = &self.vertices[w as usize];
                 if y.mark == stamp {
@@ -1442,8 +1441,7 @@ impl DynamicForest {
             i += 1;
             let vx = &self.vertices[x as usize];
             min = Some(min.map_or(vx.id, |m| m.min(vx.id)));
-            for j in 0..vx.tree_len as usize {
-                let l = self.vertices[x as usize].adj[j];
+            for &l in &vx.adj[..vx.tree_len as usize] {
                 if l != from {
                     out.push(self.across(l, x));
                     via.push(l);
@@ -1453,7 +1451,6 @@ impl DynamicForest {
                 self.set_label(x, label);
             }
         }
-        via.clear();
         self.via = via;
         (out, min)
     }

@@ -77,26 +77,27 @@ impl Census {
         let has_triangles = triangles.is_some();
         // A fully dynamic WCC forest that sees the whole graph counts both already.
         let forest = input.fallback_log().filter(|log| log.counts_active()).cloned();
-        let vertices = if forest.is_some() {
-            None
-        } else if input.has_vertex_set() {
-            Some(input.vertex_set().map(|_| 0u8).inner)
+        let (vertices, edges) = if forest.is_some() {
+            (None, None)
         } else {
-            let ends =
-                input.edges.inner.clone().flat_map(|((s, d, _), t, diff)| [((s, 0), t, diff), ((d, 0), t, diff)]);
-            Some(distinct_counts(ends.concat(input.vertices.inner.clone().map(|(v, t, diff)| ((v, 0), t, diff))), 0))
-        };
-        let edges = if forest.is_some() {
-            None
-        } else if input.has_edge_set(true) {
-            Some(input.edge_set(true).filter(|(s, d)| s < d).map(|_| 1u8).inner)
-        } else {
-            let pairs = input
-                .edges
-                .inner
-                .clone()
-                .flat_map(|((s, d, _), t, diff)| (s != d).then(|| ((s.min(d), s.max(d)), t, diff)));
-            Some(distinct_counts(pairs, 1))
+            let vertices = if input.has_vertex_set() {
+                input.vertex_set().map(|_| 0u8).inner
+            } else {
+                let ends =
+                    input.edges.inner.clone().flat_map(|((s, d, _), t, diff)| [((s, 0), t, diff), ((d, 0), t, diff)]);
+                distinct_counts(ends.concat(input.vertices.inner.clone().map(|(v, t, diff)| ((v, 0), t, diff))), 0)
+            };
+            let edges = if input.has_edge_set(true) {
+                input.edge_set(true).filter(|(s, d)| s < d).map(|_| 1u8).inner
+            } else {
+                let pairs = input
+                    .edges
+                    .inner
+                    .clone()
+                    .flat_map(|((s, d, _), t, diff)| (s != d).then(|| ((s.min(d), s.max(d)), t, diff)));
+                distinct_counts(pairs, 1)
+            };
+            (Some(vertices), Some(edges))
         };
         let triangles = triangles.map(|t| t.explode(|(_, corners)| Some((2u8, corners as Diff))).inner);
         let Some(all) = [vertices, edges, triangles].into_iter().flatten().reduce(|a, b| a.concat(b)) else {
