@@ -333,8 +333,15 @@ fn sink<D: differential_dataflow::ExchangeData>(
                     move |(input, _frontier), _output| {
                         input.for_each(|_time, data| {
                             let mut buffer = buffer.borrow_mut();
-                            for (record, time, diff) in data.drain(..) {
-                                buffer.entry(time).or_default().push((record, diff));
+                            // One map lookup per run of records of the same time (a container
+                            // usually holds one time).
+                            let mut records = data.drain(..).peekable();
+                            while let Some((record, time, diff)) = records.next() {
+                                let changes = buffer.entry(time).or_default();
+                                changes.push((record, diff));
+                                while let Some((record, _, diff)) = records.next_if(|r| r.1 == time) {
+                                    changes.push((record, diff));
+                                }
                             }
                         });
                     }
