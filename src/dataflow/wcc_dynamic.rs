@@ -95,8 +95,8 @@
 //!
 //! *State:* at worker 0, per link ~35–45 bytes (a 20-byte record, an 8-byte slot of the pair
 //! table, at most 3/4 full, two 4-byte adjacency entries and their slack), per vertex one 64-byte
-//! cache line (id, label, its adjacency as one boxed slice with the two lists' lengths, search
-//! marks, flags; vertex-file and self-loop counts in a side map for the few vertices that have
+//! cache line (id, label, its label before the open time, its adjacency as one boxed slice with
+//! the two lists' lengths, search marks, flags; vertex-file and self-loop counts in a side map for the few vertices that have
 //! them) and one heap block for the adjacency, plus up to 4 × 4 bytes of dense id index. Vertices
 //! that left the result keep their (empty) record. On `wcc-window` (1 M live edges, ~3.8 per
 //! vertex) that is ~85 B per live edge (`memory_shares` below).
