@@ -31,8 +31,8 @@
 //!   to a vertex it did not reach (that cut 22% of the search steps on `wcc-churn`: 1.62 M to
 //!   1.26 M over its 20,605 searches, most of them at a leaf); when one side is exhausted (it is
 //!   the smaller one, measured in adjacency entries) and none of its non-tree edges leaves it,
-//!   the component splits: the side without the old minimum is relabelled (if that is the larger side, a walk
-//!   over it: again exactly the vertices whose label changes).
+//!   the component splits: the side without the old minimum is relabelled (if that is the larger
+//!   side, a walk over it: again exactly the vertices whose label changes).
 //! * A vertex enters the result when it gets its first link, self-loop or vertex-file entry, and
 //!   leaves when the last goes.
 //!
@@ -96,8 +96,8 @@
 //! *State:* at worker 0, per link ~35–45 bytes (a 20-byte record, an 8-byte slot of the pair
 //! table, at most 3/4 full, two 4-byte adjacency entries and their slack), per vertex one 64-byte
 //! cache line (id, label, its label before the open time, its adjacency as one boxed slice with
-//! the two lists' lengths, search marks, flags; vertex-file and self-loop counts in a side map for the few vertices that have
-//! them) and one heap block for the adjacency, plus up to 4 × 4 bytes of dense id index. Vertices
+//! the two lists' lengths, search marks, flags; vertex-file and self-loop counts in a side map
+//! for the few vertices that have them) and one heap block for the adjacency, plus up to 4 × 4 bytes of dense id index. Vertices
 //! that left the result keep their (empty) record. On `wcc-window` (1 M live edges, ~3.8 per
 //! vertex) that is ~85 B per live edge (`memory_shares` below).
 //! The peak comes at an initial graph: the operator keeps a time's records until the time is
@@ -1327,18 +1327,8 @@ impl DynamicForest {
                 match self.step(s, stamp) {
                     Step::Continue => {}
                     Step::Found(l) => return Search::Replacement(l),
-                    Step::Exhausted => {
-                        // Every vertex of this side is reached: a non-tree edge to any vertex it
-                        // did not reach leaves it.
-                        let side = &self.sides[s];
-                        for &(l, w) in &side.open {
-                            let y = &self.vertices[w as usize];
-                            if y.mark != stamp || y.side as usize != s {
-                                return Search::Replacement(l);
-                            }
-                        }
-                        return Search::Split(s);
-                    }
+                    // Its open edges were checked when it became complete: none leaves it.
+                    Step::Exhausted => return Search::Split(s),
                 }
             }
         }
@@ -1352,23 +1342,22 @@ impl DynamicForest {
             let pos = side.pos;
             let vx = &self.vertices[x as usize];
             let (nt, no) = (vx.tree_len as usize, vx.other_len as usize);
-            if pos >= nt + no {
-                let side = &mut self.sides[s];
-                side.at += 1;
-                side.pos = 0;
-                continue;
-            }
             if pos == nt && side.at + 1 == side.queue.len() {
                 // Side `s` just became complete (no forest edge is left to scan, so it reaches
-                // no more vertices): a non-tree edge seen earlier to a vertex it did not reach
-                // leaves it (it is a replacement; the search would otherwise find it only once
-                // the side is exhausted).
+                // no more vertices; every side passes here before it is exhausted): a non-tree
+                // edge seen earlier to a vertex it did not reach leaves it, a replacement.
                 for &(l, w) in &side.open {
                     let y = &self.vertices[w as usize];
                     if y.mark != stamp || y.side as usize != s {
                         return Step::Found(l);
                     }
                 }
+            }
+            if pos >= nt + no {
+                let side = &mut self.sides[s];
+                side.at += 1;
+                side.pos = 0;
+                continue;
             }
             self.sides[s].pos += 1;
             // Each entry costs two dependent misses (its link, then the vertex across it), so
@@ -1443,24 +1432,11 @@ impl DynamicForest {
             self.label_all(&members, min);
         } else {
             // The other (larger) side lost the minimum: all of it is relabelled.
-            let (mut rest, min, complete) = self.collect_tree(starts[1 - s], None);
-            let min = if complete {
-                min
-            } else {
-                self.scans += 1;
-                // A large tree: its vertices are the present ones labelled `old` that side `s`
-                // did not reach (the two sides were one tree labelled `old`).
-                let stamp = self.stamp;
-                rest.clear();
-                let mut min = None;
-                for (v, x) in self.vertices.iter().enumerate() {
-                    if x.present && x.label == old && !(x.mark == stamp && x.side as usize == s) {
-                        rest.push(v as u32);
-                        min = Some(min.map_or(x.id, |m: Node| m.min(x.id)));
-                    }
-                }
-                min
-            };
+            let (mut rest, mut min, complete) = self.collect_tree(starts[1 - s], None);
+            if !complete {
+                // A large tree: the two sides were one tree labelled `old`.
+                min = self.pass_over_table(old, Some(s), &mut rest);
+            }
             self.label_all(&rest, min.unwrap_or(old));
             self.scratch = rest;
         }
@@ -1547,17 +1523,32 @@ impl DynamicForest {
     /// present ones that still have its old label (labels name one tree each).
     fn relabel_tree(&mut self, start: u32, label: Node) {
         let old = self.vertices[start as usize].label;
-        let (members, _, complete) = self.collect_tree(start, Some(label));
-        self.scratch = members;
+        let (mut members, _, complete) = self.collect_tree(start, Some(label));
         if !complete {
-            self.scans += 1;
-            for v in 0..self.vertices.len() {
-                let x = &self.vertices[v];
-                if x.present && x.label == old {
-                    self.set_label(v as u32, label);
-                }
+            // The walk labelled part of the tree already; the pass finds the rest.
+            self.pass_over_table(old, None, &mut members);
+            self.label_all(&members, label);
+        }
+        self.scratch = members;
+    }
+
+    /// One pass over the vertex table in order: lists in `out` (cleared first) the present
+    /// vertices labelled `old`, except with `except` those the current search's side `except`
+    /// reached, and returns the smallest id among them. Labels name one tree each, so that is
+    /// a tree (or the part of one beyond a side).
+    fn pass_over_table(&mut self, old: Node, except: Option<usize>, out: &mut Vec<u32>) -> Option<Node> {
+        self.scans += 1;
+        let stamp = self.stamp;
+        let reached = |x: &Vertex| except.is_some_and(|s| x.mark == stamp && x.side as usize == s);
+        out.clear();
+        let mut min = None;
+        for (v, x) in self.vertices.iter().enumerate() {
+            if x.present && x.label == old && !reached(x) {
+                out.push(v as u32);
+                min = Some(min.map_or(x.id, |m: Node| m.min(x.id)));
             }
         }
+        min
     }
 
     /// Rebuilds the forest from the present links with union-find (the open time's budget ran
