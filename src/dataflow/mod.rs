@@ -19,6 +19,7 @@ pub mod bfs;
 pub mod bipartite;
 pub mod cdlp;
 pub mod degree;
+pub mod gather;
 mod id_index;
 pub mod kcore;
 pub mod lcc;

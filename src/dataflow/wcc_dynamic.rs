@@ -1784,13 +1784,16 @@ pub fn wcc_dynamic<'a>(
     }
     let edges = if shares && peers > 1 {
         let share = DynamicForest::summary(factor).with_counter(fallbacks.clone());
-        forest_operator(edges, |x: &Event| pair_worker(x.0 .0, x.0 .1), "WccDynamicShare", share, log.clone())
+        let pact = Exchange::new(|x: &Event| pair_worker(x.0 .0, x.0 .1));
+        forest_operator(edges, pact, "WccDynamicShare", share, log.clone())
             .map(|((a, b), t, diff)| ((a, b, 0u8), t, diff))
     } else {
         edges
     };
     let forest = DynamicForest::new(factor).with_counter(fallbacks);
-    forest_operator(edges.concat(vertices), |_x: &Event| 0u64, "WccDynamicForest", forest, log).as_collection()
+    // Whole containers to worker 0 (no per-record exchange).
+    forest_operator(edges.concat(vertices), super::gather::to_first_worker(), "WccDynamicForest", forest, log)
+        .as_collection()
 }
 
 /// Records of one time below this many are applied without consolidating them on arrival.
@@ -1842,18 +1845,18 @@ fn release_free_memory() {
     }
 }
 
-/// `forest` as an operator: records are routed by `route`, each time is applied once the frontier
+/// `forest` as an operator: records travel by `pact`, each time is applied once the frontier
 /// has passed it, in time order, and its output emitted at that time; its fallback rebuilds are
 /// recorded in `log` at that time.
 fn forest_operator<'a>(
     events: timely::dataflow::StreamVec<'a, Time, Event>,
-    route: impl Fn(&Event) -> u64 + 'static,
+    pact: impl timely::dataflow::channels::pact::ParallelizationContract<Time, Vec<Event>>,
     name: &str,
     forest: DynamicForest,
     log: Option<FallbackLog>,
 ) -> timely::dataflow::StreamVec<'a, Time, Output> {
     events.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Output>>, _, _, _>(
-        Exchange::new(route),
+        pact,
         name,
         move |_capability, _info| {
             let mut forest = forest;

@@ -22,7 +22,6 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use differential_dataflow::input::InputSession;
-use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::Probe;
 use timely::dataflow::ProbeHandle;
@@ -35,6 +34,7 @@ use super::input::{self, InputFacts, Source, WorkerShare};
 use super::resume::Resume;
 use super::writer::{Buffer, OutputPlan, RowBuffer, RunFacts, SinkBuffer, Writer};
 use super::{allgather, metrics, LiveShared, RunError, RunOptions, RunReport};
+use crate::dataflow::gather::to_first_worker;
 use crate::dataflow::typed::Outputs;
 use crate::dataflow::wcc_dynamic::FallbackLog;
 use crate::dataflow::{Algorithm, GraphInput};
@@ -286,7 +286,7 @@ impl Failures {
         for (name, buffer, present) in &mut self.watched {
             let times: Vec<Time> = buffer.borrow().range(..until).map(|(t, _)| *t).collect();
             for t in times {
-                for (message, diff) in buffer.borrow_mut().remove(&t).unwrap_or_default() {
+                for (message, diff) in buffer.borrow_mut().remove(&t).unwrap_or_default().into_changes() {
                     let count = present.entry(message.clone()).or_insert(0);
                     *count += diff;
                     if *count == 0 {
@@ -310,7 +310,9 @@ impl Failures {
 }
 
 /// The sink operator: sends every change of `collection` to worker 0 (or, `broadcast`, to every
-/// worker), which buffers it by time; the probe is at its input.
+/// worker), which buffers it by time; the probe is at its input. Containers travel and are kept
+/// whole ([`to_first_worker`], [`Received`](super::writer::Received)): nothing is copied record by record within the
+/// epoch's latency.
 fn sink<D: differential_dataflow::ExchangeData>(
     collection: differential_dataflow::VecCollection<'_, Time, D, Diff>,
     buffer: Buffer<D>,
@@ -333,14 +335,22 @@ fn sink<D: differential_dataflow::ExchangeData>(
                     move |(input, _frontier), _output| {
                         input.for_each(|_time, data| {
                             let mut buffer = buffer.borrow_mut();
-                            // One map lookup per run of records of the same time (a container
-                            // usually holds one time).
-                            let mut records = data.drain(..).peekable();
-                            while let Some((record, time, diff)) = records.next() {
-                                let changes = buffer.entry(time).or_default();
-                                changes.push((record, diff));
-                                while let Some((record, _, diff)) = records.next_if(|r| r.1 == time) {
-                                    changes.push((record, diff));
+                            // A container usually holds one time: kept as it is.
+                            match data.first().map(|r| r.1) {
+                                Some(first) if data.iter().all(|r| r.1 == first) => {
+                                    buffer.entry(first).or_default().push(std::mem::take(data));
+                                }
+                                _ => {
+                                    // Several times: one container per run of the same time.
+                                    let mut records = data.drain(..).peekable();
+                                    while let Some(record) = records.next() {
+                                        let time = record.1;
+                                        let mut run = vec![record];
+                                        while let Some(record) = records.next_if(|r| r.1 == time) {
+                                            run.push(record);
+                                        }
+                                        buffer.entry(time).or_default().push(run);
+                                    }
                                 }
                             }
                         });
@@ -352,7 +362,7 @@ fn sink<D: differential_dataflow::ExchangeData>(
     if broadcast {
         buffered(collection.inner.broadcast(), Pipeline, buffer, probe);
     } else {
-        buffered(collection.inner, Exchange::new(|_x: &(D, Time, Diff)| 0u64), buffer, probe);
+        buffered(collection.inner, to_first_worker(), buffer, probe);
     }
 }
 

@@ -27,7 +27,34 @@ use crate::types::stats::{EpochStats, LatencySummary};
 use crate::types::{Diff, Node, Time};
 
 /// Output changes by time, filled by a sink operator, drained by the writer.
-pub type Buffer<R> = Rc<RefCell<BTreeMap<Time, Vec<(R, Diff)>>>>;
+pub type Buffer<R> = Rc<RefCell<BTreeMap<Time, Received<R>>>>;
+
+/// One time's changes as the sink operator received them: the dataflow's containers of
+/// `(record, time, diff)`, kept whole (a 1.3 M-change epoch is then not copied record by record
+/// within its latency), flattened when the writer takes them.
+pub struct Received<R>(Vec<Vec<(R, Time, Diff)>>);
+
+impl<R> Default for Received<R> {
+    fn default() -> Self {
+        Received(Vec::new())
+    }
+}
+
+impl<R> Received<R> {
+    /// Adds a container whose records all have this time.
+    pub fn push(&mut self, container: Vec<(R, Time, Diff)>) {
+        self.0.push(container);
+    }
+
+    /// The changes, in the order received.
+    pub fn into_changes(self) -> Vec<(R, Diff)> {
+        let mut changes = Vec::with_capacity(self.0.iter().map(Vec::len).sum());
+        for container in self.0 {
+            changes.extend(container.into_iter().map(|(r, _, d)| (r, d)));
+        }
+        changes
+    }
+}
 /// One algorithm's `(vertex, u64)` output changes by time.
 pub type SinkBuffer = Buffer<(Node, u64)>;
 /// One typed output's rendered rows by time.
@@ -51,8 +78,8 @@ fn take_through<R>(buffer: &Buffer<R>, epoch: Time) -> Vec<(R, Diff)> {
     let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
     let mut changes = Vec::new();
     for t in done {
-        if let Some(mut c) = buffer.remove(&t) {
-            changes.append(&mut c);
+        if let Some(c) = buffer.remove(&t) {
+            changes.append(&mut c.into_changes());
         }
     }
     changes
@@ -62,7 +89,7 @@ fn take_through<R>(buffer: &Buffer<R>, epoch: Time) -> Vec<(R, Diff)> {
 fn take_first_below<R>(buffer: &Buffer<R>, frontier: Time) -> Option<(Time, Vec<(R, Diff)>)> {
     let mut buffer = buffer.borrow_mut();
     match buffer.first_key_value() {
-        Some((&t, _)) if t < frontier => buffer.remove(&t).map(|c| (t, c)),
+        Some((&t, _)) if t < frontier => buffer.remove(&t).map(|c| (t, c.into_changes())),
         _ => None,
     }
 }
