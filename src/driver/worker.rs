@@ -338,7 +338,13 @@ fn sink<D: differential_dataflow::ExchangeData>(
                             // A container usually holds one time: kept as it is.
                             match data.first().map(|r| r.1) {
                                 Some(first) if data.iter().all(|r| r.1 == first) => {
-                                    buffer.entry(first).or_default().push(std::mem::take(data));
+                                    let mut container = std::mem::take(data);
+                                    // A mostly empty container (one time's few changes, say,
+                                    // among a million event times) keeps only what it holds.
+                                    if container.capacity() > 2 * container.len() {
+                                        container.shrink_to_fit();
+                                    }
+                                    buffer.entry(first).or_default().push(container);
                                 }
                                 _ => {
                                     // Several times: one container per run of the same time.
