@@ -1,5 +1,5 @@
-//! [`to_first_worker`]: a parallelization contract that sends every container, whole, to
-//! worker 0.
+//! [`to_first_worker`]: a parallelization contract that sends every record to worker 0, moving
+//! containers whole instead of record by record.
 //!
 //! Timely's `Exchange` pact looks at every record: it hashes it, copies it into a buffer for
 //! its target worker and ships the buffer when full. When every record goes to the same worker

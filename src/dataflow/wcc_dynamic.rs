@@ -295,10 +295,10 @@ const FREE_AS_APPLIED: usize = 1 << 16;
 /// the diffs of each pair and drops zeros, in place.
 ///
 /// When the ids and the record indices fit in 64 bits together (an ordinary time, below
-/// [`FREE_AS_APPLIED`] records, of a graph with ids below ~2^24), the sort is of plain `u64` keys `a, b, index` (the index breaks ties,
-/// so the order is the same as sorting the records by pair) and the records are then read in
-/// that order: about half the time of sorting the 24-byte records by a 128-bit key (2,000
-/// records: ~18 µs against ~36).
+/// [`FREE_AS_APPLIED`] records, of a graph with ids below ~2^24), the sort is of plain `u64`
+/// keys `a, b, index` (the index breaks ties, so the order is the same as sorting the records
+/// by pair) and the records are then read in that order: about half the time of sorting the
+/// 24-byte records by a 128-bit key (2,000 records: ~18 µs against ~36).
 fn consolidate_edges(edges: &mut Vec<(Node, Node, Diff)>) {
     let mut max = 0;
     for e in edges.iter_mut() {

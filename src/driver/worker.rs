@@ -311,8 +311,8 @@ impl Failures {
 
 /// The sink operator: sends every change of `collection` to worker 0 (or, `broadcast`, to every
 /// worker), which buffers it by time; the probe is at its input. Containers travel and are kept
-/// whole ([`to_first_worker`], [`Received`](super::writer::Received)): nothing is copied record by record within the
-/// epoch's latency.
+/// whole ([`to_first_worker`], [`Received`](super::writer::Received)): nothing is copied record
+/// by record within the epoch's latency.
 fn sink<D: differential_dataflow::ExchangeData>(
     collection: differential_dataflow::VecCollection<'_, Time, D, Diff>,
     buffer: Buffer<D>,

@@ -48,11 +48,17 @@ impl<R> Received<R> {
 
     /// The changes, in the order received.
     pub fn into_changes(self) -> Vec<(R, Diff)> {
-        let mut changes = Vec::with_capacity(self.0.iter().map(Vec::len).sum());
+        let mut changes = Vec::new();
+        self.append_to(&mut changes);
+        changes
+    }
+
+    /// Appends the changes, in the order received, to `changes`.
+    pub fn append_to(self, changes: &mut Vec<(R, Diff)>) {
+        changes.reserve(self.0.iter().map(Vec::len).sum());
         for container in self.0 {
             changes.extend(container.into_iter().map(|(r, _, d)| (r, d)));
         }
-        changes
     }
 }
 /// One algorithm's `(vertex, u64)` output changes by time.
@@ -79,7 +85,7 @@ fn take_through<R>(buffer: &Buffer<R>, epoch: Time) -> Vec<(R, Diff)> {
     let mut changes = Vec::new();
     for t in done {
         if let Some(c) = buffer.remove(&t) {
-            changes.append(&mut c.into_changes());
+            c.append_to(&mut changes);
         }
     }
     changes
