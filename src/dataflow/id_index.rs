@@ -1,6 +1,6 @@
-//! Vertex ids to dense vertex indices, and cache prefetch hints: shared by the fully dynamic
-//! WCC forest ([`super::wcc_dynamic`]) and the insert-only WCC path's union-find structures
-//! ([`super::union_find`]).
+//! Vertex ids to dense vertex indices, cache prefetch hints and huge-page advice: shared by the
+//! fully dynamic WCC forest ([`super::wcc_dynamic`]) and the insert-only WCC path's union-find
+//! structures ([`super::union_find`]).
 //!
 //! [`IdIndex`] is a dense table (`Vec<u32>` by id) while the ids are small (below
 //! `DENSE_FACTOR` times the vertices plus `DENSE_SLACK`) and a hash map for the others, so that
@@ -76,6 +76,8 @@ impl IdIndex {
 
     /// Grows the dense table to `len` slots and moves the hash map's ids below `len` into it.
     fn grow(&mut self, len: usize) {
+        self.dense.reserve_exact(len - self.dense.len());
+        advise_huge_pages(&self.dense);
         self.dense.resize(len, NONE);
         let dense = &mut self.dense;
         self.sparse.retain(|&k, &mut x| {
@@ -106,6 +108,52 @@ impl IdIndex {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.dense.capacity() * 4 + self.sparse.capacity() * (8 + 4 + 1)
     }
+}
+
+/// Asks the kernel to back the 2 MiB-aligned part of `v`'s allocation (its whole capacity)
+/// with transparent huge pages, when it is at least 4 MiB (Linux; a hint: nothing happens where
+/// the system does not allow it, and nothing elsewhere). Call it right after the allocation
+/// grows, before its new part is first touched: a page fault in the advised range then maps a
+/// huge page at once.
+///
+/// Why: the tables the fully dynamic forest reads at random (vertex records, links, pair slots)
+/// are hundreds of MiB, so with 4 KiB pages nearly every access also misses the TLB, and on a
+/// virtual machine a page walk goes through two levels of page tables; the processor has few
+/// walkers, so the walks, not the cache misses, bound how many accesses overlap.
+pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
+    advise(v.as_ptr(), v.capacity() * std::mem::size_of::<T>(), 14);
+}
+
+/// Collapses the 2 MiB-aligned part of `v`'s elements (not its spare capacity, which would be
+/// made resident) into transparent huge pages now (`MADV_COLLAPSE`, Linux 6.1 and later,
+/// whatever the system's THP setting; a copy of the range): after a large time, whose growth
+/// moved earlier huge pages (a reallocation remaps them, which splits them).
+pub(crate) fn collapse_huge_pages<T>(v: &[T]) {
+    advise(v.as_ptr(), std::mem::size_of_val(v), 25);
+}
+
+/// `madvise(advice)` over the 2 MiB-aligned part of the `bytes` from `start`, if at least 4 MiB.
+fn advise<T>(start: *const T, bytes: usize, advice: i32) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        extern "C" {
+            fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: std::ffi::c_int) -> std::ffi::c_int;
+        }
+        let start = start as usize;
+        let end = start + bytes;
+        let (from, to) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if end - start >= 2 * HUGE && to > from {
+            // SAFETY: the range lies within one live allocation, which stays mapped; the advice only
+            // changes how the kernel backs it (never its contents), and a failure (say, no
+            // transparent huge pages on this system) leaves it as it was.
+            unsafe {
+                madvise(from as *mut std::ffi::c_void, to - from, advice);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (start, bytes, advice);
 }
 
 /// Asks the processor to bring the cache line at `p` closer: a hint, never a read the program
