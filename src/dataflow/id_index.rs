@@ -124,6 +124,16 @@ pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
     advise(v.as_ptr(), v.capacity() * std::mem::size_of::<T>(), 14);
 }
 
+/// Pushes `x` onto `v`; when that grows the allocation, the grown allocation is advised for huge
+/// pages first ([`advise_huge_pages`]), before its new part is touched.
+pub(crate) fn push_advised<T>(v: &mut Vec<T>, x: T) {
+    if v.len() == v.capacity() {
+        v.reserve(1);
+        advise_huge_pages(v);
+    }
+    v.push(x);
+}
+
 /// Collapses the 2 MiB-aligned part of `v`'s elements (not its spare capacity, which would be
 /// made resident) into transparent huge pages now (`MADV_COLLAPSE`, Linux 6.1 and later,
 /// whatever the system's THP setting; a copy of the range): after a large time, whose growth

@@ -43,9 +43,9 @@
 //! passes over the group (their misses overlap), then the group is applied one record at a time in
 //! the same order as without it (same vertex numbering, same output); a time's insertions and
 //! its deletions form groups of their own (grouping the sorted records, which alternate between
-//! the two, gave groups of ~16 of each: 5–18% slower in four alternating pairs). Vertex ids index a dense
-//! table while they are small (below 4 × vertices + 4,096), a hash map otherwise; a vertex record
-//! is one aligned cache line. Sequentially (`cost_breakdown`, back to back on a loaded 2-core
+//! the two, gave groups of ~16 of each: 5–18% slower in four alternating pairs). Vertex ids
+//! index a dense table while they are small (below 4 × vertices + 4,096), a hash map otherwise;
+//! a vertex record is one aligned cache line. Sequentially (`cost_breakdown`, back to back on a loaded 2-core
 //! machine, load 3–5) this took a churn epoch (scale 18, 2,000 updates) from p50 2.2–3.5 ms to
 //! 1.0–1.4 ms and a window epoch (scale 20) from 2.9–5.6 ms to 1.7–2.9 ms; end to end (`ripples
 //! bench wcc-churn -w 1`) the difference stayed within that machine's noise.
@@ -156,7 +156,7 @@ use timely::dataflow::operators::generic::operator::Operator;
 use timely::dataflow::operators::vec::Map;
 use timely::dataflow::operators::Concat;
 
-use super::id_index::{advise_huge_pages, collapse_huge_pages, prefetch, prefetch_ptr, IdIndex};
+use super::id_index::{advise_huge_pages, collapse_huge_pages, prefetch, prefetch_ptr, push_advised, IdIndex};
 use super::time_stash::TimeBatches;
 use super::union_find::DenseUnionFind;
 use super::{Algorithm, GraphInput, ResultCollection};
@@ -971,11 +971,7 @@ impl DynamicForest {
         }
         let v = self.vertices.len() as u32;
         assert!(v != NONE, "dynamic WCC: too many vertices");
-        if self.vertices.len() == self.vertices.capacity() {
-            self.vertices.reserve(1);
-            advise_huge_pages(&self.vertices);
-        }
-        self.vertices.push(Vertex::new(id));
+        push_advised(&mut self.vertices, Vertex::new(id));
         self.index.insert(id, v, self.vertices.len());
         v
     }
@@ -1297,11 +1293,7 @@ impl DynamicForest {
                 l
             }
             None => {
-                if self.links.len() == self.links.capacity() {
-                    self.links.reserve(1);
-                    advise_huge_pages(&self.links);
-                }
-                self.links.push(link);
+                push_advised(&mut self.links, link);
                 (self.links.len() - 1) as u32
             }
         };
