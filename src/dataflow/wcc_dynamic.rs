@@ -49,16 +49,17 @@
 //! of the vertex indices, so its prefetch does not wait for the index. A time's insertions and
 //! its deletions go through the pipeline separately (the sorted records alternate between the
 //! two). This replaced groups of 32 resolved in passes (5–9% less forest time on `wcc-churn`,
-//! the fastest and the median of five alternating runs).
+//! the fastest and the median of six alternating pairs).
 //! *Vertex indices* are the ids themselves while the ids are dense (below twice the vertices
 //! named so far, plus 4,096; the records of ids not named yet are absent vertices, 64 bytes
 //! each): no index lookup, one cache miss less per id. A large time (an initial graph) is
 //! checked as a whole first (a bitmap of its new ids). Once an id is too large, the records
 //! keep their indices and an index maps ids to them, new vertices numbered in the order they
 //! come: a dense table while ids are small (below 4 × vertices + 4,096), a hash map otherwise.
-//! A vertex record is one aligned cache line. Identity indexing took another 6–10% off the
-//! forest's time on `wcc-churn` (alternating runs; the machine's speed varies by ±30% from run
-//! to run).
+//! A vertex record is one aligned cache line. Identity indexing was faster again in all four of
+//! its alternating pairs on `wcc-churn`'s forest (the machine's speed varies by ±30% from run to
+//! run); end to end, both changes together are within that noise (see the README: most of the
+//! time is page walks, which neither removes).
 //! *Huge pages.* With 4 KiB pages nearly every such access also misses the TLB, and a page walk
 //! (through two levels of page tables on a virtual machine) is what the prefetches then wait
 //! for. The vertex table, the links, the pair table and the dense id index are advised for
@@ -1238,7 +1239,8 @@ impl DynamicForest {
                     let tree = x.label != y.label;
                     prefetch_ptr(x.tail(tree));
                     prefetch_ptr(y.tail(tree));
-                    if let Some(&l) = self.free_links.len().checked_sub(1 + STAGE).and_then(|i| self.free_links.get(i)) {
+                    if let Some(&l) = self.free_links.len().checked_sub(1 + STAGE).and_then(|i| self.free_links.get(i))
+                    {
                         prefetch(&self.links[l as usize]);
                     }
                 }
