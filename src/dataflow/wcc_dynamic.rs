@@ -1211,13 +1211,20 @@ impl DynamicForest {
         }
     }
 
-    /// Applies consolidated insertions `(a, b, copies)` in order, through the prefetch pipeline
-    /// (see the module docs): record `k + 3 × STAGE`'s index slots and pair slot are
-    /// prefetched, record `k + 2 × STAGE`'s vertex records and candidate link, record `k +
-    /// STAGE`'s adjacency tails and the free link it may take, and record `k` is applied, which
-    /// resolves everything again (the stages' reads are hints for prefetches only), so the
-    /// result is that of applying the records one at a time.
-    fn apply_insertions(&mut self, records: &[(Node, Node, Diff)]) {
+    /// Runs `records` through the prefetch pipeline (see the module docs): at each step, the
+    /// pair slot (and id index slots) of record `j` is prefetched, record `j - STAGE`'s vertex
+    /// records and candidate link ([`DynamicForest::hint`]), `third` prefetches for record
+    /// `j - 2 × STAGE` and `fourth` for record `j - 5 × STAGE / 2` from their hints, and record
+    /// `j - 3 × STAGE` is applied by `apply` (given its pair's tag), which resolves everything
+    /// again (the stages' reads are hints for prefetches only): the result is that of applying
+    /// the records one at a time.
+    fn pipeline(
+        &mut self,
+        records: &[(Node, Node, Diff)],
+        third: impl Fn(&Self, Hint),
+        fourth: impl Fn(&Self, Hint),
+        apply: impl Fn(&mut Self, (Node, Node, Diff), u32),
+    ) {
         let n = records.len();
         let mut hints = std::mem::take(&mut self.hints);
         hints.clear();
@@ -1231,96 +1238,86 @@ impl DynamicForest {
                 self.hint(a, b, &mut hints[k]);
             }
             if let Some(k) = j.checked_sub(2 * STAGE).filter(|&k| k < n) {
-                let h = hints[k];
-                if h.va != NONE && h.vb != NONE && h.va != h.vb && h.link == NONE {
-                    // A new link: the ends of the list it will join, and the free slot it may
-                    // take (as if every record before it took one).
-                    let (x, y) = (&self.vertices[h.va as usize], &self.vertices[h.vb as usize]);
-                    let tree = x.label != y.label;
-                    prefetch_ptr(x.tail(tree));
-                    prefetch_ptr(y.tail(tree));
-                    if let Some(&l) = self.free_links.len().checked_sub(1 + STAGE).and_then(|i| self.free_links.get(i))
-                    {
-                        prefetch(&self.links[l as usize]);
-                    }
-                }
+                third(self, hints[k]);
+            }
+            if let Some(k) = j.checked_sub(2 * STAGE + STAGE / 2).filter(|&k| k < n) {
+                fourth(self, hints[k]);
             }
             if let Some(k) = j.checked_sub(3 * STAGE) {
-                let (a, b, d) = records[k];
-                let va = self.vertex(a);
-                let vb = if a == b { va } else { self.vertex(b) };
-                let tag = hints[k].tag;
-                let link = if va == vb {
-                    NONE
-                } else {
-                    self.pairs.get(tag, Self::pair_key(va, vb), &self.links).unwrap_or(NONE)
-                };
-                self.insert_at(va, vb, link, d as u64, tag);
+                apply(self, records[k], hints[k].tag);
             }
         }
         self.hints = hints;
     }
 
-    /// Applies consolidated deletions `(a, b, -copies)` in order, through the same pipeline:
-    /// the stages prefetch the index slots and pair slot, then the vertex records and the
-    /// link, then the link's entries in its ends' lists and their last entries, then (half a
-    /// STAGE ahead) the links a swap-remove will move there.
+    /// Applies consolidated insertions `(a, b, copies)` in order, through the prefetch
+    /// pipeline; its third stage prefetches the ends of the adjacency lists a new link joins
+    /// and the free link it may take.
+    fn apply_insertions(&mut self, records: &[(Node, Node, Diff)]) {
+        let third = |f: &Self, h: Hint| {
+            if h.va != NONE && h.vb != NONE && h.va != h.vb && h.link == NONE {
+                // A new link: the ends of the list it will join, and the free slot it may take
+                // (as if every record before it took one).
+                let (x, y) = (&f.vertices[h.va as usize], &f.vertices[h.vb as usize]);
+                let tree = x.label != y.label;
+                prefetch_ptr(x.tail(tree));
+                prefetch_ptr(y.tail(tree));
+                if let Some(&l) = f.free_links.len().checked_sub(1 + STAGE).and_then(|i| f.free_links.get(i)) {
+                    prefetch(&f.links[l as usize]);
+                }
+            }
+        };
+        let apply = |f: &mut Self, (a, b, d): (Node, Node, Diff), tag: u32| {
+            let va = f.vertex(a);
+            let vb = if a == b { va } else { f.vertex(b) };
+            let link = if va == vb { NONE } else { f.pairs.get(tag, Self::pair_key(va, vb), &f.links).unwrap_or(NONE) };
+            f.insert_at(va, vb, link, d as u64, tag);
+        };
+        self.pipeline(records, third, |_, _| {}, apply);
+    }
+
+    /// Applies consolidated deletions `(a, b, -copies)` in order, through the prefetch
+    /// pipeline; its third stage prefetches the link's entries in its ends' lists and their
+    /// last entries, the fourth the links a swap-remove will move there.
     fn apply_deletions(&mut self, records: &[(Node, Node, Diff)]) {
-        let n = records.len();
-        let mut hints = std::mem::take(&mut self.hints);
-        hints.clear();
-        hints.resize(n, Hint::NONE);
-        for j in 0..n + 3 * STAGE {
-            if let Some(&(a, b, _)) = records.get(j) {
-                hints[j].tag = self.prefetch_ids(a, b);
-            }
-            if let Some(k) = j.checked_sub(STAGE).filter(|&k| k < n) {
-                let (a, b, _) = records[k];
-                self.hint(a, b, &mut hints[k]);
-            }
-            if let Some(k) = j.checked_sub(2 * STAGE).filter(|&k| k < n) {
-                if let Some(link) = self.hinted_link(hints[k]) {
-                    for (i, &v) in link.ends.iter().enumerate() {
-                        let x = &self.vertices[v as usize];
-                        if let Some(at) = x.entry(link.tree(), link.pos[i] as usize) {
-                            prefetch(at);
-                        }
-                        if let Some(last) = x.last(link.tree()) {
-                            prefetch(last);
-                        }
+        let third = |f: &Self, h: Hint| {
+            if let Some(link) = f.hinted_link(h) {
+                for (i, &v) in link.ends.iter().enumerate() {
+                    let x = &f.vertices[v as usize];
+                    if let Some(at) = x.entry(link.tree(), link.pos[i] as usize) {
+                        prefetch(at);
+                    }
+                    if let Some(last) = x.last(link.tree()) {
+                        prefetch(last);
                     }
                 }
             }
-            if let Some(k) = j.checked_sub(2 * STAGE + STAGE / 2).filter(|&k| k < n) {
-                if let Some(link) = self.hinted_link(hints[k]) {
-                    for &v in &link.ends {
-                        if let Some(&moved) = self.vertices[v as usize].last(link.tree()) {
-                            if let Some(m) = self.links.get(moved as usize) {
-                                prefetch(m);
-                            }
-                        }
+        };
+        let fourth = |f: &Self, h: Hint| {
+            if let Some(link) = f.hinted_link(h) {
+                for &v in &link.ends {
+                    if let Some(m) = f.vertices[v as usize].last(link.tree()).and_then(|&m| f.links.get(m as usize)) {
+                        prefetch(m);
                     }
                 }
             }
-            if let Some(k) = j.checked_sub(3 * STAGE) {
-                let (a, b, d) = records[k];
-                let copies = d.unsigned_abs() as u64;
-                let va = self.lookup(a).unwrap_or(NONE);
-                let vb = if a == b { va } else { self.lookup(b).unwrap_or(NONE) };
-                debug_assert!(va != NONE && vb != NONE, "dynamic WCC: deletion of an absent edge {a} {b}");
-                let mut link = NONE;
-                if va != vb && va != NONE && vb != NONE {
-                    let tag = hints[k].tag;
-                    link = self.pairs.get(tag, Self::pair_key(va, vb), &self.links).unwrap_or(NONE);
-                    debug_assert!(link != NONE, "dynamic WCC: deletion of an absent edge");
-                    if link != NONE && self.copies(link) <= copies {
-                        self.pairs.remove(tag, link);
-                    }
+        };
+        let apply = |f: &mut Self, (a, b, d): (Node, Node, Diff), tag: u32| {
+            let copies = d.unsigned_abs() as u64;
+            let va = f.lookup(a).unwrap_or(NONE);
+            let vb = if a == b { va } else { f.lookup(b).unwrap_or(NONE) };
+            debug_assert!(va != NONE && vb != NONE, "dynamic WCC: deletion of an absent edge {a} {b}");
+            let mut link = NONE;
+            if va != vb && va != NONE && vb != NONE {
+                link = f.pairs.get(tag, Self::pair_key(va, vb), &f.links).unwrap_or(NONE);
+                debug_assert!(link != NONE, "dynamic WCC: deletion of an absent edge");
+                if link != NONE && f.copies(link) <= copies {
+                    f.pairs.remove(tag, link);
                 }
-                self.delete_at(va, vb, link, copies);
             }
-        }
-        self.hints = hints;
+            f.delete_at(va, vb, link, copies);
+        };
+        self.pipeline(records, third, fourth, apply);
     }
 
     /// The pipeline's first stage for the pair of ids `a`, `b`: prefetches their index slots
