@@ -120,8 +120,8 @@
 //! the two lists' lengths, search marks, flags; vertex-file and self-loop counts in a side map
 //! for the few vertices that have them) and one heap block for the adjacency; with dense ids
 //! up to one placeholder record per vertex (identity indexing), else up to 4 × 4 bytes of id
-//! index. Vertices that left the result keep their (empty) record. On `wcc-window` (1 M live edges, ~3.8 per
-//! vertex) that is ~85 B per live edge (`memory_shares` below).
+//! index. Vertices that left the result keep their (empty) record. On `wcc-window` (1 M live
+//! edges, ~3.8 per vertex) that is ~85 B per live edge (`memory_shares` below).
 //! The peak comes at an initial graph: the operator keeps a time's records until the time is
 //! complete, 24 bytes each (`(a, b, diff)` with `a <= b`, consolidated in place whenever their
 //! vector is full, so duplicate copies do not pile up), then sorts and consolidates them in place
