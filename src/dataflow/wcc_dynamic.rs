@@ -1579,14 +1579,7 @@ impl DynamicForest {
                 continue;
             }
             self.sides[s].tree_pos += 1;
-            // Each entry costs two dependent misses (its link, then the vertex across it): the
-            // link is prefetched `SCAN_AHEAD` entries ahead, the vertex across half as far.
-            if pos + SCAN_AHEAD < nt {
-                prefetch(&self.links[vx.adj[pos + SCAN_AHEAD] as usize]);
-            }
-            if pos + SCAN_AHEAD / 2 < nt {
-                prefetch(&self.vertices[self.across(vx.adj[pos + SCAN_AHEAD / 2], x) as usize]);
-            }
+            self.prefetch_scan(x, |p| vx.adj[p], pos, nt);
             let w = self.across(vx.adj[pos], x);
             let y = &mut self.vertices[w as usize];
             if y.mark != stamp {
@@ -1597,6 +1590,19 @@ impl DynamicForest {
                 prefetch_ptr(y.adj.as_ptr());
             }
             return Some(Step::Continue);
+        }
+    }
+
+    /// A search cursor at entry `pos` of `end` of vertex `x`'s list `at`: each entry costs two
+    /// dependent misses (its link, then the vertex across it), so the link is prefetched
+    /// [`SCAN_AHEAD`] entries ahead and the vertex across half as far.
+    #[inline]
+    fn prefetch_scan(&self, x: u32, at: impl Fn(usize) -> u32, pos: usize, end: usize) {
+        if pos + SCAN_AHEAD < end {
+            prefetch(&self.links[at(pos + SCAN_AHEAD) as usize]);
+        }
+        if pos + SCAN_AHEAD / 2 < end {
+            prefetch(&self.vertices[self.across(at(pos + SCAN_AHEAD / 2), x) as usize]);
         }
     }
 
@@ -1625,12 +1631,7 @@ impl DynamicForest {
                     prefetch(&self.links[at(p) as usize]);
                 }
             }
-            if pos + SCAN_AHEAD < no {
-                prefetch(&self.links[at(pos + SCAN_AHEAD) as usize]);
-            }
-            if pos + SCAN_AHEAD / 2 < no {
-                prefetch(&self.vertices[self.across(at(pos + SCAN_AHEAD / 2), x) as usize]);
-            }
+            self.prefetch_scan(x, at, pos, no);
             let l = at(pos);
             let w = self.across(l, x);
             let y = &self.vertices[w as usize];
@@ -1672,7 +1673,13 @@ impl DynamicForest {
             let (mut rest, mut min, complete) = self.collect_tree(starts[1 - s], None);
             if !complete {
                 // A large tree: the two sides were one tree labelled `old`.
-                min = self.pass_over_table(old, Some(s), &mut rest);
+                rest.clear();
+                min = None;
+                self.pass_over_table(old, Some(s), |f, v| {
+                    rest.push(v);
+                    let id = f.vertices[v as usize].id;
+                    min = Some(min.map_or(id, |m: Node| m.min(id)));
+                });
             }
             self.label_all(&rest, min.unwrap_or(old));
             self.scratch = rest;
@@ -1764,34 +1771,23 @@ impl DynamicForest {
         if !complete {
             // The walk labelled part of the tree already; the pass labels the rest as it finds
             // them (in table order).
-            self.scans += 1;
-            for v in 0..self.vertices.len() {
-                let x = &self.vertices[v];
-                if x.present && x.label == old {
-                    self.set_label(v as u32, label);
-                }
-            }
+            self.pass_over_table(old, None, |f, v| f.set_label(v, label));
         }
         self.scratch = members;
     }
 
-    /// One pass over the vertex table in order: lists in `out` (cleared first) the present
-    /// vertices labelled `old`, except with `except` those the current search's side `except`
-    /// reached, and returns the smallest id among them. Labels name one tree each, so that is
-    /// a tree (or the part of one beyond a side).
-    fn pass_over_table(&mut self, old: Node, except: Option<usize>, out: &mut Vec<u32>) -> Option<Node> {
+    /// One pass over the vertex table in order: hands `visit` the present vertices labelled
+    /// `old`, except with `except` those the current search's side `except` reached. Labels name
+    /// one tree each, so that is a tree (or the part of one beyond a side).
+    fn pass_over_table(&mut self, old: Node, except: Option<usize>, mut visit: impl FnMut(&mut Self, u32)) {
         self.scans += 1;
         let stamp = self.stamp;
-        let reached = |x: &Vertex| except.is_some_and(|s| x.mark == stamp && x.side as usize == s);
-        out.clear();
-        let mut min = None;
-        for (v, x) in self.vertices.iter().enumerate() {
-            if x.present && x.label == old && !reached(x) {
-                out.push(v as u32);
-                min = Some(min.map_or(x.id, |m: Node| m.min(x.id)));
+        for v in 0..self.vertices.len() {
+            let x = &self.vertices[v];
+            if x.present && x.label == old && !except.is_some_and(|s| x.mark == stamp && x.side as usize == s) {
+                visit(self, v as u32);
             }
         }
-        min
     }
 
     /// Rebuilds the forest from the present links with union-find (the open time's budget ran
