@@ -124,6 +124,11 @@ pub(crate) fn advise_huge_pages<T>(v: &Vec<T>) {
     advise(v.as_ptr(), v.capacity() * std::mem::size_of::<T>(), 14);
 }
 
+/// [`advise_huge_pages`] for `bytes` from `start` (memory the caller allocated).
+pub(crate) fn advise_huge_range<T>(start: *const T, bytes: usize) {
+    advise(start, bytes, 14);
+}
+
 /// Pushes `x` onto `v`; when that grows the allocation, the grown allocation is advised for huge
 /// pages first ([`advise_huge_pages`]), before its new part is touched.
 pub(crate) fn push_advised<T>(v: &mut Vec<T>, x: T) {

@@ -29,6 +29,7 @@ pub mod pagerank;
 pub mod pair_changes;
 pub mod registry;
 pub mod scc;
+mod slab;
 pub mod spanner;
 pub mod sssp;
 pub(crate) mod time_stash;
