@@ -448,11 +448,12 @@ struct Vertex {
     mark: u32,
     side: u8,
     present: bool,
-    /// Listed in `DynamicForest::dirty` already.
-    dirty: bool,
+    /// Listed in `DynamicForest::dirty` in the open time when equal to `DynamicForest::time`
+    /// (a stamp, not a flag: draining the list then only reads the records).
+    listed: u32,
     /// Has an entry in `DynamicForest::extras`.
     extra: bool,
-    /// While `dirty`: whether it was present before the open time, and its label then.
+    /// While listed: whether it was present before the open time, and its label then.
     was_present: bool,
     before: Node,
 }
@@ -479,7 +480,7 @@ impl Vertex {
             mark: 0,
             side: 0,
             present: false,
-            dirty: false,
+            listed: 0,
             extra: false,
             was_present: false,
             before: 0,
@@ -837,6 +838,8 @@ pub struct DynamicForest {
     /// their record).
     dirty: Vec<u32>,
     stamp: u32,
+    /// The open time's stamp for [`Vertex::listed`].
+    time: u32,
     sides: [Side; 2],
     scratch: Vec<u32>,
     /// [`DynamicForest::collect_tree`]'s queue: the forest edge each vertex was entered by.
@@ -891,6 +894,7 @@ impl DynamicForest {
             present: 0,
             dirty: Vec::new(),
             stamp: 0,
+            time: 1,
             sides: [Side::default(), Side::default()],
             scratch: Vec::new(),
             via: Vec::new(),
@@ -1181,8 +1185,8 @@ impl DynamicForest {
 
     fn touch(&mut self, v: u32) {
         let x = &mut self.vertices[v as usize];
-        if !x.dirty && !self.summary {
-            x.dirty = true;
+        if x.listed != self.time && !self.summary {
+            x.listed = self.time;
             x.was_present = x.present;
             x.before = x.label;
             self.dirty.push(v);
@@ -1928,8 +1932,7 @@ impl DynamicForest {
             if let Some(&ahead) = dirty.get(i + AHEAD) {
                 prefetch(&self.vertices[ahead as usize]);
             }
-            let x = &mut self.vertices[v as usize];
-            x.dirty = false;
+            let x = &self.vertices[v as usize];
             let (old, new) = (x.was_present.then_some(x.before), x.present.then_some(x.label));
             if old != new {
                 if let Some(l) = old {
@@ -1945,6 +1948,14 @@ impl DynamicForest {
         if dirty.capacity() <= 1 << 16 {
             self.dirty = dirty;
         }
+        // No vertex is listed in the next time.
+        if self.time == u32::MAX {
+            for x in &mut self.vertices {
+                x.listed = 0;
+            }
+            self.time = 0;
+        }
+        self.time += 1;
     }
 
     /// The forest's invariants (debug builds, after every time).
@@ -1992,7 +2003,7 @@ impl DynamicForest {
             assert_eq!(x.extra, e.is_some(), "vertex {}: extra flag", x.id);
             assert!(e.is_none_or(|e| e.fixed != 0 || e.loops != 0), "vertex {}: empty extra entry", x.id);
             let e = e.unwrap_or_default();
-            assert!(!x.dirty, "vertex {} still dirty", x.id);
+            assert!(x.listed != self.time, "vertex {} still listed", x.id);
             assert_eq!(
                 x.present,
                 e.fixed > 0 || e.loops > 0 || list_links > 0,
