@@ -74,7 +74,7 @@
 //! reallocations split the huge pages they moved, their used part is collapsed into huge pages
 //! again (`MADV_COLLAPSE`; a copy, once, in that time). On `wcc-churn`'s forest alone
 //! (sequentially, 1,000 epochs, five alternating pairs) that took 1.10 s to 0.86 s on average
-//! (every pair faster). The adjacency lists are blocks of a [`slab`](super::slab) of 64 MiB
+//! (every pair faster). The adjacency lists are blocks of a slab (`src/dataflow/slab.rs`) of 64 MiB
 //! chunks advised the same way (power-of-two blocks, free lists per size; they were blocks of the
 //! C allocator, on small pages): the forest alone 15–19% faster on `wcc-churn` (three
 //! alternating pairs, 3,000 epochs: 3.47–3.89 M → 4.14–4.48 M updates/s), end to end (`-w 2`)
