@@ -2648,7 +2648,7 @@ mod tests {
             let n = rng.gen_range(0..5_000usize);
             let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
             // Some runs keep a middle byte constant, some draw from few values (duplicates).
-            let fixed = rng.gen_bool(0.3).then(|| !(0xFFu64 << 16));
+            let fixed = rng.gen_bool(0.3).then_some(!(0xFFu64 << 16));
             let few = rng.gen_bool(0.3);
             let mut keys: Vec<u64> = (0..n)
                 .map(|_| {
