@@ -150,8 +150,8 @@
 //! entries, at least 4); with dense ids
 //! up to one placeholder record per vertex (identity indexing), else up to 4 × 4 bytes of id
 //! index. Vertices that left the result keep their (empty) record. On `wcc-window` (1 M live
-//! edges, ~3.8 per vertex) that is ~75 B per live edge (`memory_shares` below: 74.5, of which
-//! the adjacency slab 13.6).
+//! edges, ~3.8 per vertex) that was ~75 B per live edge before stale entries (`memory_shares` below: 74.5, of which
+//! the adjacency slab 13.6; the bench's bytes per edge went from 110.7 to 115.2 with them).
 //! The peak comes at an initial graph: the operator keeps a time's records until the time is
 //! complete, 24 bytes each (`(a, b, diff)` with `a <= b`, consolidated in place whenever their
 //! vector is full, so duplicate copies do not pile up), then sorts and consolidates them in place
