@@ -104,6 +104,9 @@ pub fn start(files: &Files, args: &[String], processes: usize, auth: Auth) -> Se
         let stderr = files.path(&format!("stderr-{port}-{p}.txt"));
         let mut cmd = bin();
         cmd.arg("run").args(args).args(["--serve", &format!("127.0.0.1:{port}"), "-q"]).args(&auth);
+        // The mirror's directory goes in the test's own: a server killed at the end (it removes
+        // the directory only when it stops by itself) leaves nothing in the system's.
+        cmd.env("TMPDIR", &files.root);
         if let Some(h) = &hostfile {
             cmd.args(["-n", &processes.to_string(), "-p", &p.to_string(), "--hostfile", &s(h)]);
         }
