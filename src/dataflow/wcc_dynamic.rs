@@ -25,15 +25,14 @@
 //! the forest alone went from 4.10–4.14 M to 4.68–4.72 M updates/s over 500 epochs (three runs
 //! each) and end to end with 2 workers from 3.48–3.50 M to 3.83–3.91 M (three alternating
 //! pairs); `wcc-window`'s memory went from 110.7 to 115.2 bytes per live edge. Each vertex
-//! stores its label, the smallest id of
-//! its tree, so "same component?" is a label comparison. A time is processed once the input
+//! stores its label, the smallest id of its tree, so "same component?" is a label comparison. A time is processed once the input
 //! frontier has passed it, its records consolidated per vertex pair, insertions first:
 //!
 //! * *insert a link:* different labels: it becomes a forest edge and the side with the larger
 //!   label is relabelled (a walk over its tree: exactly the vertices whose label changes); same
 //!   label: a non-tree edge.
-//! * *delete a link:* a non-tree edge's entries go stale; a forest edge is cut and both sides are searched
-//!   at once, one adjacency entry at a time each, for a non-tree edge between them. Each side has
+//! * *delete a link:* a non-tree edge's entries go stale; a forest edge is cut and both sides are
+//!   searched at once, one adjacency entry at a time each, for a non-tree edge between them. Each side has
 //!   two cursors over the vertices it reached, taking turns: one walks their forest edges (it
 //!   finds the side's vertices), one scans their non-tree edges (newest first: a newer
 //!   replacement tends to stay longer, which matters when the oldest edges leave first, as in a
@@ -143,15 +142,16 @@
 //! [`FallbackLog`]). Budget 0 rebuilds at the first forest-edge deletion of every time.
 //!
 //! *State:* at worker 0, per link ~35–45 bytes (a 20-byte record, an 8-byte slot of the pair
-//! table, at most 3/4 full, two 4-byte adjacency entries and their slack, stale entries included), per vertex one 64-byte
-//! cache line (id, label, its label before the open time, its adjacency block with the two
+//! table, at most 3/4 full, two 4-byte adjacency entries and their slack, stale entries
+//! included), per vertex one 64-byte cache line (id, label, its label before the open time, its adjacency block with the two
 //! lists' lengths, search marks, flags; vertex-file and self-loop counts in a side map for the
 //! few vertices that have them) and one slab block for the adjacency (a power of two of 4-byte
 //! entries, at least 4); with dense ids
 //! up to one placeholder record per vertex (identity indexing), else up to 4 × 4 bytes of id
 //! index. Vertices that left the result keep their (empty) record. On `wcc-window` (1 M live
-//! edges, ~3.8 per vertex) that was ~75 B per live edge before stale entries (`memory_shares` below: 74.5, of which
-//! the adjacency slab 13.6; the bench's bytes per edge went from 110.7 to 115.2 with them).
+//! edges, ~3.8 per vertex) that was ~75 B per live edge before stale entries (`memory_shares`
+//! below: 74.5, of which the adjacency slab 13.6; the bench's bytes per edge went from 110.7 to
+//! 115.2 with them).
 //! The peak comes at an initial graph: the operator keeps a time's records until the time is
 //! complete, 24 bytes each (`(a, b, diff)` with `a <= b`, consolidated in place whenever their
 //! vector is full, so duplicate copies do not pile up), then sorts and consolidates them in place
@@ -1403,11 +1403,10 @@ impl DynamicForest {
         let (no, len) = (x.other_len as usize, x.adj.len());
         let mut kept = 0;
         for k in 0..no {
-            let l = self.vertices[v as usize].adj[len - 1 - k];
-            if let Some(&ahead) =
-                k.checked_add(SCAN_AHEAD).filter(|&a| a < no).map(|a| &self.vertices[v as usize].adj[len - 1 - a])
-            {
-                prefetch(&self.links[ahead as usize]);
+            let adj = &self.vertices[v as usize].adj;
+            let l = adj[len - 1 - k];
+            if k + SCAN_AHEAD < no {
+                prefetch(&self.links[adj[len - 1 - k - SCAN_AHEAD] as usize]);
             }
             if self.other_live(v, k, l) {
                 let link = &mut self.links[l as usize];
@@ -2375,6 +2374,14 @@ mod tests {
         }
     }
 
+    /// Asserts that `state` holds the oracle's labels of the graph whose present pairs are the
+    /// keys of `counts`.
+    fn assert_oracle(state: &BTreeMap<Node, u64>, counts: &BTreeMap<(Node, Node), i64>, what: &str) {
+        let edges: Vec<(Node, Node, f64)> = counts.keys().map(|&(a, b)| (a, b, 1.0)).collect();
+        let vertices = crate::oracle::vertex_set(std::iter::empty(), &edges);
+        assert_eq!(*state, crate::oracle::wcc(&vertices, &edges), "{what}");
+    }
+
     /// Random streams aimed at forest edges, bridges and minima, with multi-edges, self-loops,
     /// re-insertions and vertex-file vertices: labels equal the oracle's after every time, for
     /// the default budget, budget 0 and a tiny budget, with small ids, huge ids and both.
@@ -2494,9 +2501,7 @@ mod tests {
                 forest.apply(&[], &mut batch, &mut out);
                 let what = format!("case {case} seed {seed} t {t}");
                 absorb(&mut state, &out, &what);
-                let edges: Vec<(Node, Node, f64)> = counts.keys().map(|&(a, b)| (a, b, 1.0)).collect();
-                let vertices = crate::oracle::vertex_set(std::iter::empty(), &edges);
-                assert_eq!(state, crate::oracle::wcc(&vertices, &edges), "{what}");
+                assert_oracle(&state, &counts, &what);
                 assert_eq!(forest.identity, case == 0 || (case == 2 && t == 0), "{what}: identity indexing");
             }
         }
@@ -2799,9 +2804,7 @@ mod tests {
             let mut out = Vec::new();
             forest.apply(&[], &mut batch, &mut out);
             absorb(&mut state, &out, what);
-            let edges: Vec<(Node, Node, f64)> = counts.keys().map(|&(a, b)| (a, b, 1.0)).collect();
-            let vertices = crate::oracle::vertex_set(std::iter::empty(), &edges);
-            assert_eq!(state, crate::oracle::wcc(&vertices, &edges), "{what}");
+            assert_oracle(&state, &counts, what);
         };
         step(&mut forest, edges, "initial");
         let scans = forest.scans;
@@ -2876,8 +2879,6 @@ mod tests {
         assert_eq!(forest.fallbacks(), 0);
     }
 
-    /// Ids just above an initial graph's take records without moving the vertex table (growing
-    /// copies all of it: one slow epoch on `wcc-churn`).
     /// A hub whose non-tree edges come and go (the same pairs again, so freed link ids are
     /// reused while their stale entries are still listed) and whose path's forest edges are cut
     /// (so searches scan its non-tree list past stale entries): labels equal the oracle's after
@@ -2903,9 +2904,7 @@ mod tests {
                 forest.apply(&[], &mut batch, &mut out);
                 let what = format!("seed {seed}, time {t}");
                 absorb(&mut state, &out, &what);
-                let edges: Vec<(Node, Node, f64)> = counts.keys().map(|&(a, b)| (a, b, 1.0)).collect();
-                let vertices = crate::oracle::vertex_set(std::iter::empty(), &edges);
-                assert_eq!(state, crate::oracle::wcc(&vertices, &edges), "{what}");
+                assert_oracle(&state, &counts, &what);
                 // Next: remove some hub edges and path edges, bring back some hub edges.
                 batch = Vec::new();
                 for &(a, b) in counts.keys() {
@@ -2927,6 +2926,8 @@ mod tests {
         assert!(compactions > 0, "no non-tree list was compacted");
     }
 
+    /// Ids just above an initial graph's take records without moving the vertex table (growing
+    /// copies all of it: one slow epoch on `wcc-churn`).
     #[test]
     fn new_ids_above_an_initial_graph_do_not_move_the_vertex_table() {
         let mut forest = DynamicForest::new(1.0);
