@@ -1,7 +1,40 @@
 //! # ripples
 //!
-//! Streaming, iterative, incremental graph computation on timely dataflow and differential
-//! dataflow. Data flows one way through the layers, and each layer imports only the layers
+//! Incrementally maintained graph computations over streams of edge insertions and deletions,
+//! on timely dataflow and differential dataflow.
+//!
+//! ## Start here
+//!
+//! A [`Job`] is a running computation inside your program: push updates, commit epochs, read
+//! results. Built-in algorithms are named ([`Job::builder`]`().builtin("wcc")`); your own
+//! dataflow is a closure over the graph's collections ([`custom`], or [`typed`] for outputs of
+//! your own types), and runs under the same driver, epochs and outputs:
+//!
+//! ```
+//! use ripples::prelude::*;
+//!
+//! let out_degree = custom("out-degree", |input: GraphInput| {
+//!     input.edges.map(|(src, _dst, _weight)| src).count().map(|(v, n)| (v, n as u64))
+//! });
+//! let mut job = Job::builder().builtin("wcc")?.algorithm(out_degree).workers(2).start()?;
+//! job.insert(1, 2)?;
+//! job.insert(2, 3)?;
+//! job.insert(1, 4)?;
+//! let epoch: Time = job.commit()?;
+//! job.wait(epoch)?;
+//! assert_eq!(job.value("wcc", 3), Some(1)); // 3 is in the component of 1
+//! assert_eq!(job.value("out-degree", 1), Some(2));
+//! job.shutdown()?;
+//! # Ok::<(), JobError>(())
+//! ```
+//!
+//! Files and processes instead of an embedding program: [`driver::run`] with [`RunOptions`]
+//! (what `ripples run` does). The [`prelude`] has the names above; [`dataflow`] has every
+//! algorithm as a plain function over collections; [`oracle`] has plain sequential versions.
+//!
+//! ## Layers
+//!
+//! Data flows one way through the layers, and each layer imports only the layers
 //! before it in this table (checked by `tests/layers.rs`):
 //!
 //! | layer | modules | may import |
@@ -41,3 +74,18 @@ pub mod serve;
 pub mod sinks;
 pub mod sources;
 pub mod types;
+
+pub use dataflow::typed::typed;
+pub use dataflow::{custom, Algorithm, GraphInput, ResultCollection};
+pub use driver::{run, RunError, RunOptions};
+pub use job::{Job, JobError};
+pub use types::{Diff, Node, Time, Update};
+
+/// The names most programs need, in one `use ripples::prelude::*;`.
+pub mod prelude {
+    pub use crate::dataflow::typed::typed;
+    pub use crate::dataflow::{custom, Algorithm, GraphInput, Params, ResultCollection};
+    pub use crate::driver::{run, run_many, Layout, MemoryStream, RunError, RunOptions, Source};
+    pub use crate::job::{Job, JobBuilder, JobError};
+    pub use crate::types::{Diff, Edge, Node, Time, Update};
+}

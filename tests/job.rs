@@ -108,3 +108,47 @@ fn a_job_needs_an_algorithm_and_a_known_name() {
     let err = Job::builder().builtin("nope").err().unwrap();
     assert!(err.to_string().contains("nope"), "{err}");
 }
+
+/// Two jobs in one process are supervised apart: one whose dataflow panics stops with that
+/// panic's message, while the other, running beside it, keeps matching the oracle and ends
+/// cleanly; a panic of the host program's own thread (named like timely's workers) during the
+/// run is the host's, not the job's.
+#[test]
+fn two_jobs_in_one_process_do_not_see_each_others_failures() {
+    let seed = 57;
+    let s = random_stream(seed, 30, 40, 16, 6);
+    let mut healthy = Job::builder().builtin("wcc").unwrap().workers(2).start().unwrap();
+    let failing = ripples::dataflow::custom("fails-on-666", |input| {
+        input.edges.map(|(src, dst, _weight)| {
+            assert!(src != 666, "injected failure at edge {} {}", src, dst);
+            (src, dst)
+        })
+    });
+    // One worker: a panicking worker of several leaves its peers waiting for it.
+    let mut failing = Job::builder().algorithm(failing).workers(1).start().unwrap();
+    let half = s.epochs.len() / 2;
+    push_and_check(&mut healthy, &s, 0..half, seed);
+
+    // The host's own thread panics while both jobs run.
+    let host = std::thread::Builder::new()
+        .name("timely:work-0".into())
+        .spawn(|| panic!("the host program's own panic"))
+        .unwrap()
+        .join();
+    assert!(host.is_err(), "the host's thread panicked");
+
+    failing.insert(1, 2).unwrap();
+    let e = failing.commit().unwrap();
+    failing.wait(e).unwrap();
+    failing.insert(666, 3).unwrap();
+    let e = failing.commit().unwrap_or(e + 1);
+    let err = failing.wait(e).unwrap_err();
+    assert!(err.to_string().contains("injected failure at edge 666 3"), "{err}");
+    let err = failing.shutdown().unwrap_err();
+    assert!(err.to_string().contains("injected failure at edge 666 3"), "{err}");
+    assert!(!err.to_string().contains("host"), "{err}");
+
+    push_and_check(&mut healthy, &s, half..s.epochs.len() + 1, seed);
+    let report = healthy.shutdown().expect("the healthy job ends without an error");
+    assert_eq!(report.summary.epochs, s.epochs.len() as u64 + 2);
+}

@@ -3,32 +3,47 @@
 //!
 //! timely's communication threads (`timely:send-K`, `timely:recv-K`, talking to process `K`)
 //! panic when the connection to a peer breaks; the workers then panic on the poisoned queues,
-//! and joining them panics once more. [`supervise`] runs a job with a panic hook that, for the
-//! job's timely threads (and the joining thread while it joins), records the panic instead of
-//! printing it, and turns what was recorded into one [`RunError::Cluster`] naming the peer:
+//! and joining them panics once more. A [`Supervision`] is one run's record of those panics: the
+//! run's worker threads, its communication threads (marked through timely's communication
+//! [`Hooks`], whose logger set-up runs on each of them) and the thread that joins them carry the
+//! run's identity, and a process-wide panic hook records a panic of a marked thread in its own
+//! run's record instead of printing it. What was recorded becomes one [`RunError::Cluster`]
+//! naming the peer:
 //!
 //! ```text
 //! ripples: error: process 1 (127.0.0.1:2102) disconnected: reading data: socket closed; the cluster stopped. Restart every process with the same flags to resume from the state directory
 //! ```
 //!
 //! or, for a failure inside a worker, [`RunError::WorkerFailed`] with the panic's message and
-//! location. Panics of other threads (a library user's own) are printed as before.
+//! location. Two runs in one process (two `Job`s, parallel tests) never see each other's panics,
+//! and a panic of any thread that no run marked (a host program's own, `timely:*` threads of
+//! its own timely computations included) goes to the hook that was installed before, as if
+//! ripples were not there.
 
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Once};
+
+use timely::communication::Hooks;
 
 use super::RunError;
 
-/// Runs being supervised right now (the hook records timely panics only while one is).
-static SUPERVISED: AtomicUsize = AtomicUsize::new(0);
-/// Panics recorded: `(thread name, message)`.
-static RECORDED: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+/// One panic: `(thread name, message)`.
+type Recorded = Vec<(String, String)>;
+
+/// The records of the runs supervised right now, by run.
+static RUNS: Mutex<BTreeMap<u64, Recorded>> = Mutex::new(BTreeMap::new());
 
 thread_local! {
-    /// Set on the thread that joins the workers while it joins.
-    static JOINING: Cell<bool> = const { Cell::new(false) };
+    /// The run whose thread this is (a worker, a communication thread, or the joining thread
+    /// while it joins).
+    static RUN: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+fn runs() -> std::sync::MutexGuard<'static, BTreeMap<u64, Recorded>> {
+    RUNS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn install_hook() {
@@ -36,12 +51,11 @@ fn install_hook() {
     ONCE.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
-            let thread = std::thread::current();
-            let name = thread.name().unwrap_or("");
-            let ours = name.starts_with("timely:") || JOINING.with(Cell::get);
-            if !ours || SUPERVISED.load(Ordering::SeqCst) == 0 {
+            let Some(run) = RUN.with(Cell::get) else {
                 return previous(info);
-            }
+            };
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or("").to_string();
             let payload = info.payload();
             let message = payload
                 .downcast_ref::<&str>()
@@ -52,8 +66,14 @@ fn install_hook() {
                 Some(l) if name.starts_with("timely:work") => format!("{} (at {}:{})", message, l.file(), l.line()),
                 _ => message,
             };
-            if let Ok(mut recorded) = RECORDED.lock() {
-                recorded.push((name.to_string(), message));
+            let mut runs = runs();
+            match runs.get_mut(&run) {
+                Some(recorded) => recorded.push((name, message)),
+                // The run has ended (a thread of it outlived its join): nobody will report it.
+                None => {
+                    drop(runs);
+                    previous(info)
+                }
             }
         }));
     });
@@ -64,25 +84,64 @@ fn peer_of(thread: &str) -> Option<usize> {
     thread.strip_prefix("timely:recv-").or_else(|| thread.strip_prefix("timely:send-"))?.parse().ok()
 }
 
-/// Starts a supervised section: the workers' panics are recorded, not printed.
-pub(super) fn start() {
-    install_hook();
-    SUPERVISED.fetch_add(1, Ordering::SeqCst);
+/// One run's supervision: from [`Supervision::start`] until [`Supervision::join`], the panics of
+/// the threads marked with its identity are recorded for it, not printed.
+pub(super) struct Supervision {
+    run: u64,
 }
 
-/// Joins the workers with `join` (which may panic when a peer has gone) and ends the supervised
-/// section. `addresses`: each process's `host:port`; `resumable`: whether a state directory lets
-/// a restart resume.
-pub(super) fn join<T>(join: impl FnOnce() -> T, addresses: &[String], resumable: bool) -> Result<T, RunError> {
-    JOINING.with(|j| j.set(true));
-    let joined = panic::catch_unwind(AssertUnwindSafe(join));
-    JOINING.with(|j| j.set(false));
-    SUPERVISED.fetch_sub(1, Ordering::SeqCst);
-    let recorded = std::mem::take(&mut *RECORDED.lock().unwrap_or_else(|e| e.into_inner()));
-    if let Some(e) = classify(&recorded, addresses, resumable) {
-        return Err(e);
+impl Supervision {
+    /// Starts supervising a new run.
+    pub(super) fn start() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        install_hook();
+        let run = NEXT.fetch_add(1, Ordering::Relaxed);
+        runs().insert(run, Vec::new());
+        Supervision { run }
     }
-    joined.map_err(|_| RunError::WorkerFailed("the workers could not be joined".into()))
+
+    /// Marks the calling thread as one of the run's (a worker calls it first thing).
+    pub(super) fn marker(&self) -> impl Fn() + Send + Sync + Clone + 'static {
+        let run = self.run;
+        move || RUN.with(|r| r.set(Some(run)))
+    }
+
+    /// timely's communication hooks with the run's mark on every communication thread.
+    pub(super) fn hooks(&self) -> Hooks {
+        let mark = self.marker();
+        Hooks {
+            log_fn: Arc::new(move |_| {
+                mark();
+                None
+            }),
+            ..Hooks::default()
+        }
+    }
+
+    /// Joins the workers with `join` (which may panic when a peer has gone) and ends the
+    /// supervision. `addresses`: each process's `host:port`; `resumable`: whether a state
+    /// directory lets a restart resume.
+    pub(super) fn join<T>(
+        self,
+        join: impl FnOnce() -> T,
+        addresses: &[String],
+        resumable: bool,
+    ) -> Result<T, RunError> {
+        let before = RUN.with(|r| r.replace(Some(self.run)));
+        let joined = panic::catch_unwind(AssertUnwindSafe(join));
+        RUN.with(|r| r.set(before));
+        let recorded = runs().remove(&self.run).unwrap_or_default();
+        if let Some(e) = classify(&recorded, addresses, resumable) {
+            return Err(e);
+        }
+        joined.map_err(|_| RunError::WorkerFailed("the workers could not be joined".into()))
+    }
+}
+
+impl Drop for Supervision {
+    fn drop(&mut self) {
+        runs().remove(&self.run);
+    }
 }
 
 /// What the recorded panics mean: a peer's disconnection outranks what it caused.
@@ -120,5 +179,58 @@ mod tests {
         let e = classify(&recorded[1..2], &addresses, false).expect("an error");
         assert_eq!(e.to_string(), "a worker failed: MergeQueue poisoned. (at x.rs:1)");
         assert!(classify(&[], &addresses, false).is_none());
+    }
+
+    /// Panics `message` on a new thread named `name`, marked by `mark` if given; returns whether
+    /// the thread panicked.
+    fn panic_on(name: &str, mark: Option<impl Fn() + Send + 'static>, message: &'static str) -> bool {
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                if let Some(mark) = mark {
+                    mark();
+                }
+                panic!("{}", message)
+            })
+            .expect("spawn")
+            .join()
+            .is_err()
+    }
+
+    #[test]
+    fn each_run_records_only_its_own_threads() {
+        let (a, b) = (Supervision::start(), Supervision::start());
+        assert!(panic_on("timely:work-0", Some(a.marker()), "a's worker failed"));
+        // A thread of nobody's, named like timely's: not recorded by either run.
+        assert!(panic_on("timely:work-0", None::<fn()>, "the host's own"));
+        let addresses = vec!["127.0.0.1:1".to_string()];
+        let e = a.join(|| (), &addresses, false).expect_err("a failed");
+        assert!(e.to_string().contains("a's worker failed"), "{e}");
+        assert!(!e.to_string().contains("host"), "{e}");
+        // b saw neither panic.
+        b.join(|| (), &addresses, false).expect("b is healthy");
+    }
+
+    #[test]
+    fn a_communication_thread_is_marked_through_the_hooks() {
+        let run = Supervision::start();
+        let hooks = run.hooks();
+        let setup = timely::communication::logging::CommunicationSetup { process: 0, sender: false, remote: Some(1) };
+        let recorded = std::thread::Builder::new()
+            .name("timely:recv-1".into())
+            .spawn(move || {
+                assert!((hooks.log_fn)(setup).is_none());
+                panic!("timely communication error: reading data: socket closed")
+            })
+            .expect("spawn")
+            .join()
+            .is_err();
+        assert!(recorded);
+        let addresses = vec!["127.0.0.1:2101".to_string(), "127.0.0.1:2102".to_string()];
+        let e = run.join(|| (), &addresses, false).expect_err("the peer's disconnection");
+        assert!(
+            e.to_string().starts_with("process 1 (127.0.0.1:2102) disconnected: reading data: socket closed"),
+            "{e}"
+        );
     }
 }

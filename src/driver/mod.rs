@@ -251,15 +251,20 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     let live_for_workers = live.clone();
     // The fully dynamic WCC path's fallback rebuilds of this process's forests, by time.
     let fallbacks = crate::dataflow::wcc_dynamic::FallbackLog::default();
-    cluster::start();
-    let guards = timely::execute(config, move |worker| {
-        worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref(), &fallbacks, taken.as_ref())
+    let supervision = cluster::Supervision::start();
+    let mark = supervision.marker();
+    let guards = config.communication.try_build_with(supervision.hooks()).and_then(|(allocators, others)| {
+        timely::execute::execute_from(allocators, others, config.worker, move |worker| {
+            mark();
+            worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref(), &fallbacks, taken.as_ref())
+        })
     });
     let mut report = None;
     let mut failure = None;
     let joined = match guards {
-        Ok(guards) => cluster::join(|| guards.join(), &addresses, resumable),
-        Err(e) => cluster::join(|| (), &addresses, resumable)
+        Ok(guards) => supervision.join(|| guards.join(), &addresses, resumable),
+        Err(e) => supervision
+            .join(|| (), &addresses, resumable)
             .and_then(|()| Err(RunError::Other(format!("cannot start workers: {}", e)))),
     };
     match joined {
