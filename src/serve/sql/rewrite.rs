@@ -205,7 +205,10 @@ impl Rewriter<'_> {
     /// `OPERATOR(pg_catalog.~)` (psql's pattern matching) at `i`: the operator itself.
     fn operator(&mut self, i: usize) -> Result<usize, SqlError> {
         let toks = self.toks;
-        let close = (i..toks.len()).find(|&j| toks[j].1 == Tok::Punct(')')).unwrap_or(toks.len() - 1);
+        // `toks[i + 1]` is the `(`: a `)` can only come after it.
+        let close = (i..toks.len()).find(|&j| toks[j].1 == Tok::Punct(')')).ok_or_else(|| {
+            SqlError::new(state::SYNTAX, "OPERATOR( needs its closing parenthesis: OPERATOR(pg_catalog.~)")
+        })?;
         let op: String = toks[i + 2..close]
             .iter()
             .filter_map(|(_, t)| match t {

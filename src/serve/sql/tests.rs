@@ -93,3 +93,12 @@ fn classifies_statements() {
     assert_eq!(s, Subscribe { table: "wcc".into(), as_of: Some(2), up_to: Some(5), snapshot: false, progress: false });
     assert_eq!(classify("COPY (SUBSCRIBE wcc AS OF 5 UP TO 5) TO STDOUT").unwrap_err().code, state::INVALID_PARAMETER);
 }
+
+#[test]
+fn an_unclosed_operator_is_a_syntax_error() {
+    // `OPERATOR(` as the last tokens, and without its `)` before more tokens.
+    for sql in ["select 1 where a OPERATOR(", "select 1 where a OPERATOR(pg_catalog.~ 'x'", "OPERATOR("] {
+        assert_eq!(rewrite(sql, &tables()).unwrap_err().code, state::SYNTAX, "{sql}");
+    }
+    assert_eq!(rewrite("a OPERATOR(=) b", &tables()).unwrap().sql, "a = b");
+}
