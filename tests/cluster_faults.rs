@@ -145,3 +145,59 @@ fn restart_flag_rejoins_the_cluster_from_the_state_directory() {
     assert_eq!(read(&files.path("c.txt")), ref_changes, "--changes differ");
     assert_eq!(read(&files.path("o.txt")), ref_output, "--output differs");
 }
+
+/// CPU time (user + system, in clock ticks) a process has used so far, from `/proc`.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = read(Path::new(&format!("/proc/{}/stat", pid)));
+    // The fields after the command name (which may hold spaces) start after its `)`.
+    let fields: Vec<&str> = stat.rsplit_once(')').expect("a stat line").1.split_whitespace().collect();
+    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
+}
+
+/// The share of a core each process used over `span`.
+fn cpu_shares(pids: &[u32], span: std::time::Duration) -> Vec<f64> {
+    let before: Vec<u64> = pids.iter().map(|&p| cpu_ticks(p)).collect();
+    std::thread::sleep(span);
+    // Linux reports CPU time in USER_HZ ticks, 100 per second.
+    pids.iter().zip(before).map(|(&p, b)| (cpu_ticks(p) - b) as f64 / 100.0 / span.as_secs_f64()).collect()
+}
+
+/// An idle live run parks its workers: one process, and each process of a 2-process cluster,
+/// uses little CPU while no producer sends (a worker that polled took a whole core). The bound
+/// is generous (debug build, tests running beside it); `ripples run` in release parks at well
+/// under 2% of a core.
+#[test]
+fn idle_live_processes_park() {
+    const SPAN: std::time::Duration = std::time::Duration::from_secs(2);
+    const BOUND: f64 = 0.25;
+    let files = Files::new();
+    let port = free_port();
+    let one = ["--listen".to_string(), port.to_string()];
+    let mut p = start(&one, 0, &files.path("one.err"));
+    let (mut producer, ready) = Producer::connect_retry(port);
+    assert_eq!(ready, 1);
+    let share = cpu_shares(&[p.id()], SPAN);
+    assert!(share[0] <= BOUND, "an idle process used {:.0}% of a core", share[0] * 100.0);
+    producer.send("end\n").unwrap();
+    let _ = producer.line();
+    assert!(wait_exit(&mut p, PATIENCE, "the process").success(), "{}", read(&files.path("one.err")));
+
+    let (hostfile, _) = two_process_hostfile(&files);
+    let port = free_port();
+    let mut args = vec!["--listen".to_string(), port.to_string()];
+    args.extend(["-n".into(), "2".into(), "--hostfile".into(), s(&hostfile)]);
+    let mut p0 = start(&args, 0, &files.path("p0.err"));
+    let mut p1 = start(&args, 1, &files.path("p1.err"));
+    // `ready` comes once the cluster runs: every process is past its start.
+    let (mut producer, ready) = Producer::connect_retry(port);
+    assert_eq!(ready, 1);
+    let shares = cpu_shares(&[p0.id(), p1.id()], SPAN);
+    for (i, share) in shares.iter().enumerate() {
+        assert!(*share <= BOUND, "idle cluster process {} used {:.0}% of a core", i, share * 100.0);
+    }
+    producer.send("end\n").unwrap();
+    let _ = producer.line();
+    for (child, what) in [(&mut p0, "process 0"), (&mut p1, "process 1")] {
+        assert!(wait_exit(child, PATIENCE, what).success(), "{}: {}", what, read(&files.path("p0.err")));
+    }
+}

@@ -28,7 +28,6 @@
 
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
-use std::time::Duration;
 
 use timely::worker::Worker;
 
@@ -190,12 +189,14 @@ impl LiveEpochs {
         LiveEpochs { receiver, local, locals, clock, written_through, insert_only, last: None, progress }
     }
 
-    /// Receives the next batch, stepping the dataflow while none is there.
+    /// Receives the next batch, stepping the dataflow while none is there, and parking while
+    /// it has nothing to do: a send to this worker unparks it (see [`crate::live::Waker`]), as
+    /// do timely's channels.
     fn receive(&self, worker: &mut Worker) -> Option<EpochBatch> {
         loop {
             match self.receiver.try_recv() {
                 Ok(b) => return Some(b),
-                Err(TryRecvError::Empty) => worker.step_or_park(Some(Duration::from_millis(1))),
+                Err(TryRecvError::Empty) => worker.step_or_park(None),
                 Err(TryRecvError::Disconnected) => return None,
             };
         }

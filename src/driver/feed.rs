@@ -137,8 +137,10 @@ impl Feeder {
             }
             arrivals.flush();
         }
+        // Parks while there is nothing to do: timely's channels unpark a worker when data or
+        // progress arrives (from a local peer or another process).
         while probe.less_than(&until) {
-            worker.step();
+            worker.step_or_park(None);
         }
     }
 

@@ -170,10 +170,11 @@ pub struct AlgorithmReport {
     pub final_state: Option<Vec<(Node, u64)>>,
 }
 
-/// What a live run hands its workers: one receiver per local worker, the shared progress
-/// counters, and the last epoch already in the change log.
+/// What a live run hands its workers: one receiver (and the waker its sends unpark) per local
+/// worker, the shared progress counters, and the last epoch already in the change log.
 pub(crate) struct LiveShared {
     receivers: std::sync::Mutex<Vec<Option<std::sync::mpsc::Receiver<crate::live::EpochBatch>>>>,
+    wakers: Vec<crate::live::Waker>,
     progress: Arc<crate::live::Progress>,
     written_through: Option<Time>,
     state_dir: Option<PathBuf>,
@@ -226,6 +227,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
             handle.progress.attach();
             let shared = LiveShared {
                 receivers: std::sync::Mutex::new(handle.receivers.into_iter().map(Some).collect()),
+                wakers: handle.wakers,
                 progress: handle.progress.clone(),
                 written_through: handle.written_through,
                 state_dir: cfg.state_dir.clone(),

@@ -82,7 +82,7 @@ pub(crate) fn run_worker(
         shape.edge_lifetime.is_some(),
     )?;
     feeder.close();
-    while worker.step() {}
+    while worker.step_or_park(None) {}
     // Peak memory of every process (one report each, from its first worker).
     let first_here = worker.index().is_multiple_of(options.layout.workers.max(1));
     let all_peaks = allgather::allgather(worker, first_here.then(|| metrics::memory().1));
@@ -202,6 +202,8 @@ fn epoch_source(
             let receiver = live.receivers.lock().map_err(|_| RunError::Other("poisoned".into()))?[local]
                 .take()
                 .ok_or_else(|| RunError::Other("live input receiver taken twice".into()))?;
+            // Epochs sent to this worker unpark it: it parks while it waits for them.
+            live.wakers[local].register();
             Box::new(LiveEpochs::new(
                 receiver,
                 (local, locals),

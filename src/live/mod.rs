@@ -84,6 +84,7 @@ mod snapshot_policy;
 mod start;
 pub mod state;
 mod transport;
+mod wake;
 
 pub use config::{LiveConfig, LiveInput};
 pub use error::{LiveFailure, SequencerError, StartError, TransportError};
@@ -93,6 +94,7 @@ pub use start::{start, LiveHandle};
 pub use state::{read_mark, write_mark, ChangeLogMark, DurabilityError, Recovered, StateDir};
 pub use transport::embedded::{EmbeddedInput, EmbeddedSender, Submission};
 pub use transport::tls::tls_server_config;
+pub use wake::Waker;
 
 use serde::{Deserialize, Serialize};
 

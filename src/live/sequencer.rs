@@ -24,7 +24,7 @@
 //! of them needs a lock, and the epochs every worker receives are identical and in order.
 
 use std::collections::HashMap;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -36,6 +36,7 @@ use super::multiset::{alive_key, apply, Alive, Multiset};
 use super::state::StateDir;
 use super::transport::tcp::Connection;
 use super::transport::{ConnId, Event, LOCAL};
+use super::wake::EpochSender;
 use super::{EpochBatch, Progress};
 use crate::sources::window::{check_update, EventClock, LateAction, LateOutput, LatePolicy};
 use crate::types::{Time, Update};
@@ -96,7 +97,7 @@ pub(super) struct Sequencer {
     pub(super) snapshot_every: Option<u64>,
     pub(super) batch: Option<usize>,
     pub(super) max_behind: u64,
-    pub(super) senders: Vec<Sender<EpochBatch>>,
+    pub(super) senders: Vec<EpochSender>,
     pub(super) workers_gone: bool,
     pub(super) progress: Arc<Progress>,
     pub(super) summary: LiveSummary,

@@ -26,6 +26,7 @@ use super::multiset::{alive_key, apply, Alive, Multiset};
 use super::sequencer::{LiveSummary, Sequencer};
 use super::state::{read_mark, Recovered, StateDir};
 use super::transport::{self, Event, EVENT_QUEUE};
+use super::wake::EpochSender;
 use super::{EpochBatch, Progress};
 use crate::sources::parse::read_edges;
 use crate::sources::window::{EventClock, LateOutput};
@@ -36,6 +37,9 @@ pub struct LiveHandle {
     /// One per worker; each receives every epoch (the full batch), in order, consecutive from the
     /// first one sent (epoch 0 on a fresh start, the snapshot's epoch or 0 after a restart).
     pub receivers: Vec<Receiver<EpochBatch>>,
+    /// One per worker, beside its receiver: the worker registers its thread there, and every
+    /// epoch sent to it wakes it (see [`Waker`](super::Waker)).
+    pub wakers: Vec<super::Waker>,
     /// The driver calls `progress.complete(e)` as epochs finish, and `progress.stop()` if it
     /// stops early.
     pub progress: Arc<Progress>,
@@ -70,6 +74,8 @@ pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
             sender.send(batch.clone()).expect("the receivers are still held here");
         }
     }
+    let wakers: Vec<super::Waker> = (0..config.workers).map(|_| super::Waker::default()).collect();
+    let senders = senders.into_iter().zip(&wakers).map(|(s, w)| EpochSender::new(s, w.clone())).collect();
 
     let (events, queue) = mpsc::sync_channel::<Event>(EVENT_QUEUE);
     let shutdown = Arc::new(AtomicBool::new(false));
@@ -114,7 +120,17 @@ pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
             result
         })
         .map_err(StartError::Sequencer)?;
-    Ok(LiveHandle { static_edges, receivers, progress, written_through, warnings, local_addr, next_epoch, thread })
+    Ok(LiveHandle {
+        static_edges,
+        receivers,
+        wakers,
+        progress,
+        written_through,
+        warnings,
+        local_addr,
+        next_epoch,
+        thread,
+    })
 }
 
 /// Options the front end cannot run with.
