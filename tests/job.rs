@@ -124,8 +124,8 @@ fn two_jobs_in_one_process_do_not_see_each_others_failures() {
             (src, dst)
         })
     });
-    // One worker: a panicking worker of several leaves its peers waiting for it.
-    let mut failing = Job::builder().algorithm(failing).workers(1).start().unwrap();
+    // Two workers: the one that does not see the edge stops too, instead of waiting for the other.
+    let mut failing = Job::builder().algorithm(failing).workers(2).start().unwrap();
     let half = s.epochs.len() / 2;
     push_and_check(&mut healthy, &s, 0..half, seed);
 

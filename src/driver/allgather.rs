@@ -45,7 +45,7 @@ where
     input.advance_to(1);
     drop(input);
     while probe.less_than(&1) {
-        worker.step_or_park(None);
+        super::cluster::step_or_park(worker);
     }
     let mut all = gathered.borrow_mut().drain(..).collect::<Vec<_>>();
     all.sort_by_key(|(i, _)| *i);

@@ -23,7 +23,7 @@
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once};
 
 use timely::communication::Hooks;
@@ -33,17 +33,39 @@ use super::RunError;
 /// One panic: `(thread name, message)`.
 type Recorded = Vec<(String, String)>;
 
-/// The records of the runs supervised right now, by run.
-static RUNS: Mutex<BTreeMap<u64, Recorded>> = Mutex::new(BTreeMap::new());
+/// One supervised run's record: its panics, and its worker threads, which a panic of one of
+/// them wakes (a worker parked waiting for a failed peer would wait forever).
+#[derive(Default)]
+struct Run {
+    recorded: Recorded,
+    workers: Vec<std::thread::Thread>,
+    failed: Arc<AtomicBool>,
+}
+
+/// The runs supervised right now.
+static RUNS: Mutex<BTreeMap<u64, Run>> = Mutex::new(BTreeMap::new());
 
 thread_local! {
     /// The run whose thread this is (a worker, a communication thread, or the joining thread
     /// while it joins).
     static RUN: Cell<Option<u64>> = const { Cell::new(None) };
+    /// Set once a thread of this worker's run failed.
+    static FAILED: std::cell::RefCell<Option<Arc<AtomicBool>>> = const { std::cell::RefCell::new(None) };
 }
 
-fn runs() -> std::sync::MutexGuard<'static, BTreeMap<u64, Recorded>> {
+fn runs() -> std::sync::MutexGuard<'static, BTreeMap<u64, Run>> {
     RUNS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Steps `worker`, parking while it has nothing to do; a worker of a run in which another
+/// thread failed stops (with a panic its run records, so that joining reports the first
+/// failure), instead of parking for ever waiting for the failed one.
+pub(super) fn step_or_park(worker: &mut timely::worker::Worker) -> bool {
+    let more = worker.step_or_park(None);
+    if FAILED.with(|f| f.borrow().as_ref().is_some_and(|f| f.load(Ordering::Relaxed))) {
+        panic!("stopped: another worker of the run failed");
+    }
+    more
 }
 
 fn install_hook() {
@@ -68,7 +90,13 @@ fn install_hook() {
             };
             let mut runs = runs();
             match runs.get_mut(&run) {
-                Some(recorded) => recorded.push((name, message)),
+                Some(record) => {
+                    record.recorded.push((name, message));
+                    record.failed.store(true, Ordering::Relaxed);
+                    for worker in &record.workers {
+                        worker.unpark();
+                    }
+                }
                 // The run has ended (a thread of it outlived its join): nobody will report it.
                 None => {
                     drop(runs);
@@ -96,22 +124,28 @@ impl Supervision {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         install_hook();
         let run = NEXT.fetch_add(1, Ordering::Relaxed);
-        runs().insert(run, Vec::new());
+        runs().insert(run, Run::default());
         Supervision { run }
     }
 
-    /// Marks the calling thread as one of the run's (a worker calls it first thing).
+    /// Marks the calling thread as one of the run's workers (a worker calls it first thing).
     pub(super) fn marker(&self) -> impl Fn() + Send + Sync + Clone + 'static {
         let run = self.run;
-        move || RUN.with(|r| r.set(Some(run)))
+        move || {
+            RUN.with(|r| r.set(Some(run)));
+            if let Some(record) = runs().get_mut(&run) {
+                record.workers.push(std::thread::current());
+                FAILED.with(|f| *f.borrow_mut() = Some(record.failed.clone()));
+            }
+        }
     }
 
     /// timely's communication hooks with the run's mark on every communication thread.
     pub(super) fn hooks(&self) -> Hooks {
-        let mark = self.marker();
+        let run = self.run;
         Hooks {
             log_fn: Arc::new(move |_| {
-                mark();
+                RUN.with(|r| r.set(Some(run)));
                 None
             }),
             ..Hooks::default()
@@ -130,7 +164,7 @@ impl Supervision {
         let before = RUN.with(|r| r.replace(Some(self.run)));
         let joined = panic::catch_unwind(AssertUnwindSafe(join));
         RUN.with(|r| r.set(before));
-        let recorded = runs().remove(&self.run).unwrap_or_default();
+        let recorded = runs().remove(&self.run).map(|r| r.recorded).unwrap_or_default();
         if let Some(e) = classify(&recorded, addresses, resumable) {
             return Err(e);
         }

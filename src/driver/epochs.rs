@@ -196,7 +196,7 @@ impl LiveEpochs {
         loop {
             match self.receiver.try_recv() {
                 Ok(b) => return Some(b),
-                Err(TryRecvError::Empty) => worker.step_or_park(None),
+                Err(TryRecvError::Empty) => super::cluster::step_or_park(worker),
                 Err(TryRecvError::Disconnected) => return None,
             };
         }

@@ -140,7 +140,7 @@ impl Feeder {
         // Parks while there is nothing to do: timely's channels unpark a worker when data or
         // progress arrives (from a local peer or another process).
         while probe.less_than(&until) {
-            worker.step_or_park(None);
+            super::cluster::step_or_park(worker);
         }
     }
 

@@ -82,7 +82,7 @@ pub(crate) fn run_worker(
         shape.edge_lifetime.is_some(),
     )?;
     feeder.close();
-    while worker.step_or_park(None) {}
+    while super::cluster::step_or_park(worker) {}
     // Peak memory of every process (one report each, from its first worker).
     let first_here = worker.index().is_multiple_of(options.layout.workers.max(1));
     let all_peaks = allgather::allgather(worker, first_here.then(|| metrics::memory().1));
