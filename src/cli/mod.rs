@@ -88,6 +88,7 @@ impl LayoutArgs {
             processes: self.processes,
             process: self.process,
             hostfile: self.hostfile.clone(),
+            ..Layout::default()
         })
     }
 }
@@ -428,7 +429,7 @@ pub fn exit_status<T>(result: Result<T, RunError>) -> i32 {
             eprintln!("ripples: error: {}", e);
             match e {
                 _ if e.is_input() => 2,
-                RunError::Cluster { .. } => 3,
+                RunError::Cluster { .. } | RunError::ClusterStart { .. } => 3,
                 _ => 1,
             }
         }

@@ -51,6 +51,17 @@ pub enum RunError {
         /// Whether a state directory lets the restarted cluster resume.
         resumable: bool,
     },
+    /// The processes of a cluster could not connect (exit status 3): a peer that never came
+    /// within the connect timeout, or an address this process cannot listen on.
+    #[error("process {process} of {processes} cannot form the cluster: {reason}")]
+    ClusterStart {
+        /// This process's index.
+        process: usize,
+        /// The number of processes.
+        processes: usize,
+        /// What went wrong, naming the peers and addresses.
+        reason: String,
+    },
     /// A worker failed (a bug: the message and where it happened).
     #[error("a worker failed: {0}")]
     WorkerFailed(String),

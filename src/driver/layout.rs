@@ -62,11 +62,20 @@ pub struct Layout {
     /// One `host:port` per line, in process order (`--hostfile`). Without it, process `i` listens
     /// on `127.0.0.1:(2101 + i)`.
     pub hostfile: Option<PathBuf>,
+    /// How long a process of a cluster waits for its peers to connect before it stops
+    /// (`--connect-timeout`; see [`super::connect`]).
+    pub connect_timeout: std::time::Duration,
 }
 
 impl Default for Layout {
     fn default() -> Self {
-        Layout { workers: 1, processes: 1, process: 0, hostfile: None }
+        Layout {
+            workers: 1,
+            processes: 1,
+            process: 0,
+            hostfile: None,
+            connect_timeout: std::time::Duration::from_secs(60),
+        }
     }
 }
 

@@ -28,6 +28,7 @@
 pub mod allgather;
 pub mod census;
 mod cluster;
+pub mod connect;
 pub mod epochs;
 pub mod error;
 pub mod feed;
@@ -255,19 +256,27 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     let fallbacks = crate::dataflow::wcc_dynamic::FallbackLog::default();
     let supervision = cluster::Supervision::start();
     let mark = supervision.marker();
-    let guards = config.communication.try_build_with(supervision.hooks()).and_then(|(allocators, others)| {
-        timely::execute::execute_from(allocators, others, config.worker, move |worker| {
-            mark();
-            worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref(), &fallbacks, taken.as_ref())
-        })
-    });
+    let guards =
+        communication(&options.layout, config.communication, &addresses, supervision.hooks(), options.progress)
+            .and_then(|(allocators, others)| {
+                timely::execute::execute_from(allocators, others, config.worker, move |worker| {
+                    mark();
+                    worker::run_worker(
+                        worker,
+                        &options,
+                        &algorithm,
+                        live_for_workers.as_deref(),
+                        &fallbacks,
+                        taken.as_ref(),
+                    )
+                })
+                .map_err(|e| RunError::Other(format!("cannot start workers: {}", e)))
+            });
     let mut report = None;
     let mut failure = None;
     let joined = match guards {
         Ok(guards) => supervision.join(|| guards.join(), &addresses, resumable),
-        Err(e) => supervision
-            .join(|| (), &addresses, resumable)
-            .and_then(|()| Err(RunError::Other(format!("cannot start workers: {}", e)))),
+        Err(e) => supervision.join(|| (), &addresses, resumable).and_then(|()| Err(e)),
     };
     match joined {
         Ok(results) => {
@@ -300,4 +309,27 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
         Some(e) => Err(e),
         None => Ok(report),
     }
+}
+
+/// timely's communication for `layout`: threads of one process, or a cluster whose sockets
+/// [`connect`] opened (ripples' own messages and timeout, none of timely's prints).
+fn communication(
+    layout: &Layout,
+    config: timely::CommunicationConfig,
+    addresses: &[String],
+    hooks: timely::communication::Hooks,
+    progress: bool,
+) -> Result<(Vec<timely::communication::AllocatorBuilder>, Box<dyn std::any::Any + Send>), RunError> {
+    use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+    use timely::communication::allocator::ProcessBuilder;
+    if layout.processes <= 1 {
+        return config.try_build_with(hooks).map_err(|e| RunError::Other(format!("cannot start workers: {}", e)));
+    }
+    let sockets = connect::connect(addresses, layout.process, layout.connect_timeout, progress)?;
+    let threads = layout.workers;
+    let allocators = ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
+    let (builders, guard) = initialize_networking_from_sockets(allocators, sockets, layout.process, threads, hooks)
+        .map_err(|e| RunError::Other(format!("cannot start the cluster's connections: {}", e)))?;
+    let builders = builders.into_iter().map(timely::communication::AllocatorBuilder::Tcp).collect();
+    Ok((builders, Box::new(guard)))
 }
