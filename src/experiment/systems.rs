@@ -22,7 +22,7 @@ pub const PREFIX: &str = "bench:";
 
 /// The bench systems an experiment may name (with [`PREFIX`]).
 pub fn names() -> Vec<String> {
-    bench::system::names().into_iter().filter(|n| *n != "ripples-window").map(|n| format!("{PREFIX}{n}")).collect()
+    bench::systems::names().into_iter().filter(|n| *n != "ripples-window").map(|n| format!("{PREFIX}{n}")).collect()
 }
 
 /// The bench systems that run on one thread whatever `-w` says: the sequential baselines of a
@@ -53,7 +53,7 @@ pub fn applies(system: &str, algorithm: &str, stream: &str) -> bool {
         // No event times in a bench stream; bench picks its own BFS/SSSP source.
         return false;
     }
-    bench::system::by_name(name).is_ok_and(|s| s.applies_to(&scenario(algorithm, stream, 1, 1, 1.0)))
+    bench::systems::by_name(name).is_ok_and(|s| s.applies_to(&scenario(algorithm, stream, 1, 1, 1.0)))
 }
 
 /// The child side: runs a bench system over the cell's files.
@@ -75,7 +75,7 @@ pub fn child_main(
     let updates: Vec<_> = parse::read_updates(updates).map_err(input)?.into_iter().map(|(_, u)| u).collect();
     let live = initial.len() as i64 + updates.iter().map(|u| u.diff as i64).sum::<i64>();
     let name = system.strip_prefix(PREFIX).unwrap_or(system);
-    let system = bench::system::by_name(name).map_err(|e| ExperimentError::Input(e.to_string()))?;
+    let system = bench::systems::by_name(name).map_err(|e| ExperimentError::Input(e.to_string()))?;
     let scenario = scenario(algorithm, stream, workers, batch, time_limit_secs);
     let stream = Stream { initial, updates, batch, live_edges: live.max(0) as u64 };
     let r = bench::child::run_stream(&scenario, system.as_ref(), stream, Some(output))
