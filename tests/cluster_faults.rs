@@ -201,3 +201,54 @@ fn idle_live_processes_park() {
         assert!(wait_exit(child, PATIENCE, what).success(), "{}: {}", what, read(&files.path("p0.err")));
     }
 }
+
+/// Cluster start: with `-q` a cluster forms without a connection message on stderr (none of
+/// timely's prints either); a peer that never starts stops the process after
+/// `--connect-timeout` with one line naming the peer and exit status 3; a bad timeout is a
+/// usage error.
+#[test]
+fn a_peer_that_never_comes_is_a_clear_error_after_the_connect_timeout() {
+    let files = Files::new();
+    let graph = files.write("g.e", "1 2\n2 3\n5 6\n");
+    let (hostfile, _) = two_process_hostfile(&files);
+    let hosts = read(&hostfile);
+    let first = hosts.lines().next().expect("a line").to_string();
+    let args = ["--graph".to_string(), s(&graph), "-n".into(), "2".into(), "--hostfile".into(), s(&hostfile)];
+    let mut p0 = start(&args, 0, &files.path("p0.err"));
+    let mut p1 = start(&args, 1, &files.path("p1.err"));
+    for (child, what) in [(&mut p0, "p0"), (&mut p1, "p1")] {
+        assert!(wait_exit(child, PATIENCE, what).success(), "{}", read(&files.path(&format!("{}.err", what))));
+        // The run's summary (process 0) is all: no connection messages.
+        let stderr = read(&files.path(&format!("{}.err", what)));
+        for noise in ["awaiting", "connect", "waits for", "retrying"] {
+            assert!(!stderr.contains(noise), "{} printed {:?} with -q:\n{}", what, noise, stderr);
+        }
+    }
+
+    let mut args = args.to_vec();
+    args.extend(["--connect-timeout".into(), "0.5".into()]);
+    let began = std::time::Instant::now();
+    let mut alone = start(&args, 1, &files.path("alone.err"));
+    let status = wait_exit(&mut alone, PATIENCE, "process 1 alone");
+    let stderr = read(&files.path("alone.err"));
+    assert_eq!(status.code(), Some(3), "{}", stderr);
+    assert!(began.elapsed() < std::time::Duration::from_secs(30), "it waited {:?}", began.elapsed());
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line expected:\n{}", stderr);
+    assert!(
+        lines[0].starts_with(
+            "ripples: error: process 1 of 2 cannot form the cluster: no connection within 0.5 s from process 0 ("
+        ) && lines[0].contains(&first),
+        "{}",
+        lines[0]
+    );
+
+    let bad =
+        bin().args(["run", "wcc", "--graph", &s(&graph), "--connect-timeout", "soon"]).output().expect("ripples runs");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("--connect-timeout"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}

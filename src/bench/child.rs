@@ -9,12 +9,12 @@
 //! `bytes_per_edge` is `(peak RSS - baseline) / edges live at the end`.
 //!
 //! ```
-//! use ripples::bench::{child, system, Scenario};
+//! use ripples::bench::{child, systems, Scenario};
 //! // What a child does, here in this process: run one system and write its final result.
 //! let scenario = Scenario { scale: 4, edge_factor: 2, batch: 8, workers: 1, ..Scenario::new("wcc-insert").unwrap() };
 //! let dir = tempfile::tempdir().unwrap();
 //! let state = dir.path().join("uf-hash.state");
-//! let result = child::run_system(&scenario, system::by_name("uf-hash").unwrap().as_ref(), Some(&state)).unwrap();
+//! let result = child::run_system(&scenario, systems::by_name("uf-hash").unwrap().as_ref(), Some(&state)).unwrap();
 //! assert_eq!((result.system.as_str(), result.scenario.as_str()), ("uf-hash", "wcc-insert"));
 //! assert_eq!(result.live_edges, 32);
 //! // The result file: `vertex label` per line, sorted by vertex.
@@ -22,7 +22,7 @@
 //! let vertices: Vec<u64> = text.lines().map(|l| l.split(' ').next().unwrap().parse().unwrap()).collect();
 //! assert!(vertices.windows(2).all(|w| w[0] < w[1]));
 //! // A system that does not apply to the scenario is refused before anything runs.
-//! let window = system::by_name("ripples-window").unwrap();
+//! let window = systems::by_name("ripples-window").unwrap();
 //! assert!(child::run_system(&scenario, window.as_ref(), None).is_err());
 //! ```
 
@@ -30,7 +30,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::system::{self, System};
+use super::system::System;
+use super::systems;
 use super::{BenchError, Scenario, SystemResult};
 use crate::driver::metrics;
 use crate::types::Node;
@@ -42,7 +43,7 @@ pub const COMMAND: &str = "bench-system";
 /// result to `state_out` and prints its figures as one JSON line on stdout.
 pub fn child_main(spec: &str, system: &str, state_out: Option<&Path>) -> Result<(), BenchError> {
     let scenario: Scenario = serde_json::from_str(spec).map_err(BenchError::Spec)?;
-    let system = system::by_name(system)?;
+    let system = systems::by_name(system)?;
     let result = run_system(&scenario, system.as_ref(), state_out)?;
     println!("{}", serde_json::to_string(&result).map_err(BenchError::Encode)?);
     Ok(())

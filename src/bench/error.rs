@@ -9,18 +9,25 @@ use std::process::ExitStatus;
 
 use crate::driver::RunError;
 
-use super::scenario::SCENARIOS;
-use super::system;
-
 /// Why a benchmark failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     /// A scenario name `ripples bench` does not know (bad usage).
-    #[error("unknown scenario '{0}' (known: {known})", known = SCENARIOS.join(", "))]
-    UnknownScenario(String),
+    #[error("unknown scenario '{name}' (known: {})", .known.join(", "))]
+    UnknownScenario {
+        /// The name asked for.
+        name: String,
+        /// The scenarios there are ([`SCENARIOS`](super::SCENARIOS)).
+        known: Vec<&'static str>,
+    },
     /// A system name the registry does not know.
-    #[error("unknown system '{0}' (known: {known})", known = system::names().join(", "))]
-    UnknownSystem(String),
+    #[error("unknown system '{name}' (known: {})", .known.join(", "))]
+    UnknownSystem {
+        /// The name asked for.
+        name: String,
+        /// The systems of the registry ([`systems::names`](super::systems::names)).
+        known: Vec<&'static str>,
+    },
     /// A known system asked to run a scenario it does not handle.
     #[error("system {system} does not apply to {scenario}")]
     DoesNotApply {

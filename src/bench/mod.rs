@@ -5,7 +5,7 @@
 //! ([`run`]) checks that all complete (non-partial) systems agree on the final result, and
 //! [`table`](mod@table) and [`plot`] show the figures ([`result`]).
 //!
-//! The systems ([`system`] holds the trait and the registry, [`systems`] the implementations):
+//! The systems ([`system`] holds the trait, [`systems`] the implementations and the registry):
 //! * `ripples` — what `ripples run` does by default (the insert-only fast path where it applies);
 //! * `ripples-window` (`wcc-window` only) — the same window written as an event-time window;
 //! * `ripples-general` — the fully dynamic differential path, forced;
@@ -18,7 +18,7 @@
 //! Errors are [`BenchError`]s.
 //!
 //! ```
-//! use ripples::bench::{run_system, system, Scenario};
+//! use ripples::bench::{run_system, systems, Scenario};
 //! // A tiny `wcc-insert`: 2^6 vertex ids, 4 * 2^6 edges inserted in epochs of 64.
 //! let scenario = Scenario { scale: 6, edge_factor: 4, batch: 64, workers: 1, ..Scenario::new("wcc-insert").unwrap() };
 //! let dir = tempfile::tempdir().unwrap();
@@ -26,7 +26,7 @@
 //! for name in ["ripples", "uf-hash"] {
 //!     let state = dir.path().join(name);
 //!     // In this process; `ripples bench` runs each system in a child process instead.
-//!     let result = run_system(&scenario, system::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
+//!     let result = run_system(&scenario, systems::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
 //!     assert_eq!((result.updates, result.epochs, result.partial), (256, 5, false));
 //!     results.push(std::fs::read_to_string(&state).unwrap());
 //! }

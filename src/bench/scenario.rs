@@ -106,7 +106,7 @@ impl Scenario {
             n if n.ends_with("-churn") && SCENARIOS.contains(&n) => {
                 Scenario { scale: 14, batch: 100, epochs: 50, ..base }
             }
-            other => return Err(BenchError::UnknownScenario(other.to_string())),
+            other => return Err(BenchError::UnknownScenario { name: other.to_string(), known: SCENARIOS.to_vec() }),
         })
     }
 

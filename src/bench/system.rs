@@ -1,23 +1,10 @@
-//! The [`System`] trait and the registry: every system `ripples bench` can measure, in one list
-//! ([`all`]), looked up by name in one place ([`by_name`]).
-//!
-//! # Example
-//!
-//! ```
-//! use ripples::bench::{system, Scenario};
-//! assert!(system::names().contains(&"uf-hash"));
-//! let uf = system::by_name("uf-hash").unwrap();
-//! // Union-find handles insertions only; the defaults of a churn scenario leave it out.
-//! assert!(uf.applies_to(&Scenario::new("wcc-insert").unwrap()));
-//! assert!(!uf.applies_to(&Scenario::new("wcc-churn").unwrap()));
-//! assert!(!system::defaults(&Scenario::new("wcc-churn").unwrap()).contains(&"uf-hash"));
-//! assert!(system::by_name("spark").is_err());
-//! ```
+//! The [`System`] trait: a way of maintaining a scenario's result over its stream, what a run of
+//! one leaves ([`Outcome`]) and how the table compares it ([`Comparison`]). The systems and their
+//! registry are in [`systems`](super::systems).
 
 use std::time::Duration;
 
 use super::scenario::{Scenario, Stream};
-use super::systems;
 use super::{BenchError, Measured};
 use crate::dataflow::ValueFormat;
 use crate::types::Node;
@@ -64,59 +51,4 @@ pub trait System {
     }
     /// Runs the stream in this process, spending at most about `limit` on the updates.
     fn run(&self, scenario: &Scenario, stream: Stream, limit: Duration) -> Result<Outcome, BenchError>;
-}
-
-/// Every system, in the order of the default lists and of `unknown system` messages.
-pub fn all() -> Vec<Box<dyn System>> {
-    vec![
-        Box::new(systems::dataflow::Ripples),
-        Box::new(systems::window::RipplesWindow),
-        Box::new(systems::dataflow::RipplesGeneral),
-        Box::new(systems::dataflow::DdPropagate),
-        Box::new(systems::union_find::UfHash),
-        Box::new(systems::union_find::UfDense),
-        Box::new(systems::recompute::Recompute),
-    ]
-}
-
-/// The names of [`all`].
-pub fn names() -> Vec<&'static str> {
-    all().iter().map(|s| s.name()).collect()
-}
-
-/// The system called `name`.
-pub fn by_name(name: &str) -> Result<Box<dyn System>, BenchError> {
-    all().into_iter().find(|s| s.name() == name).ok_or_else(|| BenchError::UnknownSystem(name.to_string()))
-}
-
-/// The systems measured on `scenario` by default.
-pub fn defaults(scenario: &Scenario) -> Vec<&'static str> {
-    all().iter().filter(|s| s.by_default(scenario)).map(|s| s.name()).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn registry_names_and_default_lists() {
-        assert_eq!(
-            names(),
-            ["ripples", "ripples-window", "ripples-general", "dd-propagate", "uf-hash", "uf-dense", "recompute"]
-        );
-        let defaults_of = |name: &str| defaults(&Scenario::new(name).unwrap());
-        assert_eq!(defaults_of("wcc-insert"), ["ripples", "ripples-general", "dd-propagate", "uf-hash", "uf-dense"]);
-        assert_eq!(
-            defaults_of("wcc-window"),
-            ["ripples", "ripples-window", "ripples-general", "dd-propagate", "recompute"]
-        );
-        assert_eq!(defaults_of("wcc-churn"), ["ripples", "ripples-general", "dd-propagate", "recompute"]);
-        for churn in super::super::SCENARIOS.iter().filter(|s| s.ends_with("-churn") && **s != "wcc-churn") {
-            assert_eq!(defaults_of(churn), ["ripples", "recompute"], "{}", churn);
-        }
-        assert_eq!(
-            by_name("nope").err().unwrap().to_string(),
-            "unknown system 'nope' (known: ripples, ripples-window, ripples-general, dd-propagate, uf-hash, uf-dense, recompute)"
-        );
-    }
 }

@@ -17,7 +17,8 @@
 //! assert!(lines[1].ends_with("result agrees"));
 //! ```
 
-use super::system::{self, Comparison};
+use super::system::Comparison;
+use super::systems;
 use super::SystemResult;
 
 /// The result table.
@@ -55,7 +56,7 @@ pub fn table(results: &[SystemResult]) -> String {
         ));
     }
     // Each result's comparison, from the registry (a name it does not know is not compared).
-    let comparison = |r: &SystemResult| system::by_name(&r.system).map(|s| s.comparison()).unwrap_or(Comparison::None);
+    let comparison = |r: &SystemResult| systems::by_name(&r.system).map(|s| s.comparison()).unwrap_or(Comparison::None);
     let first = |c: Comparison| results.iter().find(|r| comparison(r) == c);
     let Some(reference) = first(Comparison::Reference) else {
         return out;

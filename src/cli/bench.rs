@@ -75,7 +75,7 @@ fn run_error(e: BenchError) -> RunError {
         source = s.source();
     }
     match e {
-        BenchError::UnknownScenario(_) => RunError::Input(text),
+        BenchError::UnknownScenario { .. } => RunError::Input(text),
         _ => RunError::Other(text),
     }
 }
@@ -102,7 +102,7 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     scenario.workers = workers;
     scenario.time_limit_secs = args.time_limit;
     let systems: Vec<String> =
-        args.systems.unwrap_or_else(|| bench::system::defaults(&scenario).into_iter().map(String::from).collect());
+        args.systems.unwrap_or_else(|| bench::systems::defaults(&scenario).into_iter().map(String::from).collect());
     let options = BenchOptions { scenario: scenario.clone(), systems };
     let (results, agree) = bench::run_bench(&options).map_err(run_error)?;
     println!(

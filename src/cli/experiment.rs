@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use crate::driver::RunError;
+use crate::experiment::systems::System;
 use crate::experiment::{self, compare, output, runner, Experiment, ExperimentError};
 use crate::sources::parse::{self, temporal};
 
@@ -150,8 +151,8 @@ pub fn experiment(command: ExperimentCommand) -> Result<(), RunError> {
             Ok(())
         }
         ExperimentCommand::Convert(args) => convert(args),
-        ExperimentCommand::System(a) => experiment::systems::child_main(
-            &a.system,
+        ExperimentCommand::System(a) => runner::child_main(
+            &System::named(&a.system),
             &a.algorithm,
             &a.stream,
             &a.graph,

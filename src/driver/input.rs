@@ -294,134 +294,20 @@ pub fn load(
     let peers = worker.peers();
 
     // 1. Local parsing.
-    let mut share = WorkerShare::default();
-    let mut error: Option<InputFailure> = None;
-    let mut bytes = 0u64;
-    // (update, line, label of its source) for the whole stream.
-    let mut updates: Vec<(usize, Update)> = Vec::new();
-    // Windowed runs: the event time of each entry of `updates`.
-    let mut times: Vec<Time> = Vec::new();
-    let mut update_label = String::from("<generated updates>");
-    // For memory streams `updates` holds only the deletions (the full stream is shared).
-    let mut memory_deletions_only = false;
-    let batch;
-    let mut first_batch = None;
-    match source {
-        Source::Files(files) => {
-            batch = files.batch;
-            first_batch = files.first_batch;
-            if let Some(path) = &files.graph {
-                bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-                match read_edges_range(path, index, peers) {
-                    Ok(edges) => share.initial = edges.into_iter().map(|(s, d, w)| (s, d, weight_bits(w))).collect(),
-                    Err(e) => error = Some(failure(0, e)),
-                }
-            }
-            if let Some(path) = &files.vertices {
-                bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-                match read_vertices_range(path, index, peers) {
-                    Ok(v) => share.vertices = v,
-                    Err(e) => {
-                        let f = failure(1, e);
-                        if error.as_ref().map(|x| f.order < x.order).unwrap_or(true) {
-                            error = Some(f);
-                        }
-                    }
-                }
-            }
-            if let Some(path) = &files.updates {
-                update_label = path.display().to_string();
-                let checked = read_timed_updates(path).and_then(|list| {
-                    let mut out = Vec::with_capacity(list.len());
-                    for (line, u, t) in list {
-                        match check_update(window, &u, t) {
-                            Ok(t) => {
-                                if let Some(t) = t {
-                                    times.push(t);
-                                }
-                                out.push((line, u));
-                            }
-                            Err(problem) => {
-                                return Err(SourceError::Input(crate::sources::InputError {
-                                    path: path.clone(),
-                                    line,
-                                    problem,
-                                }))
-                            }
-                        }
-                    }
-                    Ok(out)
-                });
-                match checked {
-                    Ok(u) => updates = u,
-                    Err(e) => {
-                        let f = failure(2, e);
-                        if error.as_ref().map(|x| f.order < x.order).unwrap_or(true) {
-                            error = Some(f);
-                        }
-                    }
-                }
-            }
-        }
-        Source::Live(_) => {
-            return Err(InputFailure {
-                exit_code: 1,
-                order: (0, 0),
-                message: "internal error: live input is not loaded up front".into(),
-            })
-        }
+    let mut local = match source {
+        Source::Files(files) => parse_files(files, index, peers, window),
+        Source::Live(_) => return Err(setup_failure("internal error: live input is not loaded up front")),
         Source::Memory(_) if window.is_some() => {
-            return Err(InputFailure {
-                exit_code: 1,
-                order: (0, 0),
-                message: "windows need event times: give an update file whose lines end with @T".into(),
-            })
+            return Err(setup_failure("windows need event times: give an update file whose lines end with @T"))
         }
-        Source::Memory(stream) => {
-            batch = Some(stream.batch.max(1));
-            share.initial = match taken.and_then(|t| t.share(index)) {
-                Some(initial) => initial,
-                None => stream.initial[range(stream.initial.len(), index, peers)]
-                    .iter()
-                    .map(|&(s, d, w)| (s, d, weight_bits(w)))
-                    .collect(),
-            };
-            share.vertices = stream.vertices[range(stream.vertices.len(), index, peers)].to_vec();
-            // Only deletions need line numbers (for validation messages).
-            updates = stream
-                .updates
-                .iter()
-                .enumerate()
-                .filter(|(_, u)| u.diff < 0 && !trusted)
-                .map(|(i, u)| (i + 1, *u))
-                .collect();
-            memory_deletions_only = true;
-        }
-    }
-    if matches!(batch, Some(0)) {
-        error = Some(InputFailure { exit_code: 1, order: (0, 0), message: "--batch must be at least 1".to_string() });
+        Source::Memory(stream) => memory_share(stream, index, peers, trusted, taken),
+    };
+    if matches!(local.batch, Some(0)) {
+        local.error = Some(setup_failure("--batch must be at least 1"));
     }
 
     // 2. Multiplicities of deleted edges in this worker's share of the initial graph.
-    let deleted: HashMap<Edge, u64> =
-        updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| (u.edge(), 0u64)).collect();
-    let has_deletions = match source {
-        Source::Memory(m) if trusted => m.updates.iter().any(|u| u.diff < 0),
-        _ => !deleted.is_empty(),
-    };
-    let mut counts = deleted;
-    if has_deletions && error.is_none() {
-        for e in &share.initial {
-            if let Some(c) = counts.get_mut(e) {
-                *c += 1;
-            }
-        }
-    }
-    let report = LocalReport {
-        error,
-        initial_edges: share.initial.len() as u64,
-        deleted_key_counts: counts.into_iter().filter(|(_, c)| *c > 0).collect(),
-    };
+    let (report, has_deletions) = local_report(&mut local, source, trusted);
 
     // 3. Agree.
     let reports = allgather(worker, report);
@@ -430,105 +316,284 @@ pub fn load(
     }
 
     // 4. Validate deletions against the global multiset, in stream order.
-    let mut present: HashMap<Edge, u64> = HashMap::new();
     if has_deletions {
-        for r in &reports {
-            for (e, c) in &r.deleted_key_counts {
-                *present.entry(*e).or_insert(0) += c;
-            }
-        }
-        let tracked: std::collections::HashSet<Edge> =
-            updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| u.edge()).collect();
-        let full: Vec<(usize, Update)>;
-        let stream_for_validation: &[(usize, Update)] = match (memory_deletions_only, source) {
-            (true, Source::Memory(m)) => {
-                full = m
-                    .updates
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, u)| tracked.contains(&u.edge()))
-                    .map(|(i, u)| (i + 1, *u))
-                    .collect();
-                &full
-            }
-            _ => &updates,
-        };
-        for (line, u) in stream_for_validation {
-            let e = u.edge();
-            if !tracked.contains(&e) {
-                continue;
-            }
-            let c = present.entry(e).or_insert(0);
-            if u.diff > 0 {
-                *c += 1;
-            } else if *c == 0 {
-                return Err(InputFailure {
-                    exit_code: 2,
-                    order: (2, *line),
-                    message: format!(
-                        "{}:{}: deletion of edge {} -> {} (weight {}) that is not present",
-                        update_label,
-                        line,
-                        u.src,
-                        u.dst,
-                        f64::from_bits(e.2)
-                    ),
-                });
-            } else {
-                *c -= 1;
-            }
-        }
+        validate_deletions(&reports, &local, source)?;
     }
 
     // 5. Windowed runs: decide lateness epoch by epoch, drop (or refuse) late updates.
-    let mut window_facts = None;
-    if let (Some(spec), Source::Files(_)) = (window, source) {
-        let batch = batch.unwrap_or(updates.len().max(1));
-        let mut clock = EventClock::new(*spec);
-        let mut facts = WindowFacts::default();
-        let mut kept = Vec::with_capacity(updates.len());
-        let mut kept_times = Vec::with_capacity(times.len());
-        let mut bounds = vec![0];
-        let mut late_lines = Vec::new();
-        for range in epoch_ranges(updates.len(), first_batch, batch) {
-            let (chunk, chunk_times) = (&updates[range.clone()], &times[range]);
-            let mut late = 0;
-            let first_new = kept_times.len();
-            for (&(line, u), &t) in chunk.iter().zip(chunk_times) {
-                if clock.is_late(t) {
-                    let action = spec.late_action(t, clock.frontier());
-                    if spec.late == LatePolicy::Error {
-                        return Err(InputFailure {
-                            exit_code: 2,
-                            order: (2, line),
-                            message: format!("{}:{}: {}", update_label, line, clock.late_reason(t)),
-                        });
-                    }
-                    late += 1;
-                    late_lines.push((format!("{}:{}", update_label, line), clock.late_reason(t), action));
-                    if !action.is_applied() {
-                        continue;
-                    }
-                }
-                kept.push((line, u));
-                kept_times.push(t);
-            }
-            clock.close_epoch(kept_times[first_new..].iter().copied());
-            bounds.push(kept.len());
-            facts.watermarks.push(clock.watermark());
-            facts.frontiers.push(clock.frontier());
-            facts.late.push(late);
-        }
-        facts.final_frontier = clock.final_frontier();
-        facts.late_lines =
-            late_lines.into_iter().map(|(origin, reason, action)| (origin, reason, action.describe())).collect();
-        updates = kept;
-        share.times = Arc::new(kept_times);
-        share.bounds = bounds;
-        window_facts = Some(facts);
-    }
+    let window_facts = match (window, source) {
+        (Some(spec), Source::Files(_)) => Some(apply_window(spec, &mut local)?),
+        _ => None,
+    };
 
     // 6. Cut into epochs; each worker feeds a contiguous slice of each epoch.
+    let initial_edges = reports.iter().map(|r| r.initial_edges).sum();
+    let (bytes, share) = (local.bytes, cut_epochs(local, source, index, peers));
+    let epoch_updates: Vec<u64> = (1..=share.epochs()).map(|e| share.epoch_range(e).len() as u64).collect();
+    let facts = InputFacts { initial_edges, epoch_updates, bytes, has_deletions, window: window_facts };
+    Ok((share, facts))
+}
+
+/// What one worker has of the input after parsing it on its own, before the workers agree.
+#[derive(Default)]
+struct Parsed {
+    /// The worker's share, its vertices and initial graph filled in.
+    share: WorkerShare,
+    /// The earliest problem this worker found.
+    error: Option<InputFailure>,
+    /// Bytes of the edge and vertex files.
+    bytes: u64,
+    /// `(line, update)` for the whole stream; for memory streams only the deletions (the full
+    /// stream is shared), with `memory_deletions_only`.
+    updates: Vec<(usize, Update)>,
+    /// Windowed runs: the event time of each entry of `updates`.
+    times: Vec<Time>,
+    /// The update file's name in messages (`<generated updates>` for a memory stream).
+    update_label: String,
+    /// Whether `updates` holds only a memory stream's deletions.
+    memory_deletions_only: bool,
+    /// Updates per epoch (`None`: the whole stream in epoch 1).
+    batch: Option<usize>,
+    /// Updates in epoch 1, when it differs from `batch`.
+    first_batch: Option<usize>,
+}
+
+impl Parsed {
+    /// Keeps `f` if it comes before the problem found so far (or there is none).
+    fn keep_earliest(&mut self, f: InputFailure) {
+        if self.error.as_ref().map(|x| f.order < x.order).unwrap_or(true) {
+            self.error = Some(f);
+        }
+    }
+}
+
+/// A problem with the run's setup rather than a line of its input (exit status 1).
+fn setup_failure(message: &str) -> InputFailure {
+    InputFailure { exit_code: 1, order: (0, 0), message: message.to_string() }
+}
+
+/// Step 1 for files: this worker's byte ranges of the edge and vertex files, and the whole
+/// update file, each update checked against the window spec.
+fn parse_files(files: &FileSource, index: usize, peers: usize, window: Option<&WindowSpec>) -> Parsed {
+    let mut local = Parsed {
+        update_label: String::from("<generated updates>"),
+        batch: files.batch,
+        first_batch: files.first_batch,
+        ..Parsed::default()
+    };
+    if let Some(path) = &files.graph {
+        local.bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        match read_edges_range(path, index, peers) {
+            Ok(edges) => local.share.initial = edges.into_iter().map(|(s, d, w)| (s, d, weight_bits(w))).collect(),
+            Err(e) => local.error = Some(failure(0, e)),
+        }
+    }
+    if let Some(path) = &files.vertices {
+        local.bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        match read_vertices_range(path, index, peers) {
+            Ok(v) => local.share.vertices = v,
+            Err(e) => local.keep_earliest(failure(1, e)),
+        }
+    }
+    if let Some(path) = &files.updates {
+        local.update_label = path.display().to_string();
+        match read_checked_updates(path, window, &mut local.times) {
+            Ok(u) => local.updates = u,
+            Err(e) => local.keep_earliest(failure(2, e)),
+        }
+    }
+    local
+}
+
+/// The update file's `(line, update)`s, each checked against the window spec; the event time of
+/// each kept update pushed to `times` (windowed runs).
+fn read_checked_updates(
+    path: &std::path::Path,
+    window: Option<&WindowSpec>,
+    times: &mut Vec<Time>,
+) -> Result<Vec<(usize, Update)>, SourceError> {
+    let list = read_timed_updates(path)?;
+    let mut out = Vec::with_capacity(list.len());
+    for (line, u, t) in list {
+        match check_update(window, &u, t) {
+            Ok(t) => {
+                if let Some(t) = t {
+                    times.push(t);
+                }
+                out.push((line, u));
+            }
+            Err(problem) => {
+                return Err(SourceError::Input(crate::sources::InputError { path: path.to_path_buf(), line, problem }))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Step 1 for a memory stream: this worker's range of the initial graph (the share taken out of
+/// the stream, if it was) and of the vertices; the deletions, with their positions as line
+/// numbers, unless `trusted`.
+fn memory_share(
+    stream: &Arc<MemoryStream>,
+    index: usize,
+    peers: usize,
+    trusted: bool,
+    taken: Option<&TakenInitial>,
+) -> Parsed {
+    let mut local = Parsed {
+        update_label: String::from("<generated updates>"),
+        batch: Some(stream.batch.max(1)),
+        memory_deletions_only: true,
+        ..Parsed::default()
+    };
+    local.share.initial = match taken.and_then(|t| t.share(index)) {
+        Some(initial) => initial,
+        None => stream.initial[range(stream.initial.len(), index, peers)]
+            .iter()
+            .map(|&(s, d, w)| (s, d, weight_bits(w)))
+            .collect(),
+    };
+    local.share.vertices = stream.vertices[range(stream.vertices.len(), index, peers)].to_vec();
+    // Only deletions need line numbers (for validation messages).
+    local.updates =
+        stream.updates.iter().enumerate().filter(|(_, u)| u.diff < 0 && !trusted).map(|(i, u)| (i + 1, *u)).collect();
+    local
+}
+
+/// Step 2: what this worker tells the others (its problem, its initial edges, the multiplicities
+/// of deleted edges in its share of the initial graph), and whether the stream deletes at all.
+fn local_report(local: &mut Parsed, source: &Source, trusted: bool) -> (LocalReport, bool) {
+    let deleted: HashMap<Edge, u64> =
+        local.updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| (u.edge(), 0u64)).collect();
+    let has_deletions = match source {
+        Source::Memory(m) if trusted => m.updates.iter().any(|u| u.diff < 0),
+        _ => !deleted.is_empty(),
+    };
+    let mut counts = deleted;
+    if has_deletions && local.error.is_none() {
+        for e in &local.share.initial {
+            if let Some(c) = counts.get_mut(e) {
+                *c += 1;
+            }
+        }
+    }
+    let report = LocalReport {
+        error: local.error.take(),
+        initial_edges: local.share.initial.len() as u64,
+        deleted_key_counts: counts.into_iter().filter(|(_, c)| *c > 0).collect(),
+    };
+    (report, has_deletions)
+}
+
+/// Step 4: every deletion removes an edge copy present at that point of the stream, counting
+/// the copies of the whole initial graph (`reports`) and the updates before it.
+fn validate_deletions(reports: &[LocalReport], local: &Parsed, source: &Source) -> Result<(), InputFailure> {
+    let mut present: HashMap<Edge, u64> = HashMap::new();
+    for r in reports {
+        for (e, c) in &r.deleted_key_counts {
+            *present.entry(*e).or_insert(0) += c;
+        }
+    }
+    let tracked: std::collections::HashSet<Edge> =
+        local.updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| u.edge()).collect();
+    let full: Vec<(usize, Update)>;
+    let stream_for_validation: &[(usize, Update)] = match (local.memory_deletions_only, source) {
+        (true, Source::Memory(m)) => {
+            full = m
+                .updates
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| tracked.contains(&u.edge()))
+                .map(|(i, u)| (i + 1, *u))
+                .collect();
+            &full
+        }
+        _ => &local.updates,
+    };
+    for (line, u) in stream_for_validation {
+        let e = u.edge();
+        if !tracked.contains(&e) {
+            continue;
+        }
+        let c = present.entry(e).or_insert(0);
+        if u.diff > 0 {
+            *c += 1;
+        } else if *c == 0 {
+            return Err(InputFailure {
+                exit_code: 2,
+                order: (2, *line),
+                message: format!(
+                    "{}:{}: deletion of edge {} -> {} (weight {}) that is not present",
+                    local.update_label,
+                    line,
+                    u.src,
+                    u.dst,
+                    f64::from_bits(e.2)
+                ),
+            });
+        } else {
+            *c -= 1;
+        }
+    }
+    Ok(())
+}
+
+/// Step 5 for a windowed file run: epoch by epoch, which updates are late (dropped, applied or
+/// refused as the spec says) and how the watermark moves; the updates kept, their event times
+/// and where each epoch ends go into `local`.
+fn apply_window(spec: &WindowSpec, local: &mut Parsed) -> Result<WindowFacts, InputFailure> {
+    let updates = &local.updates;
+    let times = &local.times;
+    let label = &local.update_label;
+    let batch = local.batch.unwrap_or(updates.len().max(1));
+    let mut clock = EventClock::new(*spec);
+    let mut facts = WindowFacts::default();
+    let mut kept = Vec::with_capacity(updates.len());
+    let mut kept_times = Vec::with_capacity(times.len());
+    let mut bounds = vec![0];
+    let mut late_lines = Vec::new();
+    for range in epoch_ranges(updates.len(), local.first_batch, batch) {
+        let (chunk, chunk_times) = (&updates[range.clone()], &times[range]);
+        let mut late = 0;
+        let first_new = kept_times.len();
+        for (&(line, u), &t) in chunk.iter().zip(chunk_times) {
+            if clock.is_late(t) {
+                let action = spec.late_action(t, clock.frontier());
+                if spec.late == LatePolicy::Error {
+                    return Err(InputFailure {
+                        exit_code: 2,
+                        order: (2, line),
+                        message: format!("{}:{}: {}", label, line, clock.late_reason(t)),
+                    });
+                }
+                late += 1;
+                late_lines.push((format!("{}:{}", label, line), clock.late_reason(t), action));
+                if !action.is_applied() {
+                    continue;
+                }
+            }
+            kept.push((line, u));
+            kept_times.push(t);
+        }
+        clock.close_epoch(kept_times[first_new..].iter().copied());
+        bounds.push(kept.len());
+        facts.watermarks.push(clock.watermark());
+        facts.frontiers.push(clock.frontier());
+        facts.late.push(late);
+    }
+    facts.final_frontier = clock.final_frontier();
+    facts.late_lines =
+        late_lines.into_iter().map(|(origin, reason, action)| (origin, reason, action.describe())).collect();
+    local.updates = kept;
+    local.share.times = Arc::new(kept_times);
+    local.share.bounds = bounds;
+    Ok(facts)
+}
+
+/// Step 6: the worker's share with the update list (a memory stream's shared, a file's owned)
+/// and where its epochs end.
+fn cut_epochs(local: Parsed, source: &Source, index: usize, peers: usize) -> WorkerShare {
+    let Parsed { mut share, updates, batch, first_batch, .. } = local;
     let batch = match source {
         Source::Memory(m) => {
             share.updates = UpdateList::Shared(m.clone());
@@ -548,15 +613,7 @@ pub fn load(
         share.bounds =
             std::iter::once(0).chain(epoch_ranges(share.all().len(), first_batch, batch).map(|r| r.end)).collect();
     }
-    let epoch_updates: Vec<u64> = (1..=share.epochs()).map(|e| share.epoch_range(e).len() as u64).collect();
-    let facts = InputFacts {
-        initial_edges: reports.iter().map(|r| r.initial_edges).sum(),
-        epoch_updates,
-        bytes,
-        has_deletions,
-        window: window_facts,
-    };
-    Ok((share, facts))
+    share
 }
 
 #[cfg(test)]

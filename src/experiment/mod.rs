@@ -8,7 +8,8 @@
 //! * [`runner`] — each cell in a fresh child process with a timeout, shuffled, appended to
 //!   `results.jsonl` keyed by a hash of the cell, the git revision and the dataset checksum
 //!   ([`record`]); `--resume`, `--rerun-failed`;
-//! * [`systems`] — the systems of `ripples bench` as `bench:NAME`;
+//! * [`systems`] — the systems a cell runs on: `ripples`, the systems of `ripples bench` as
+//!   `bench:NAME`, the user's commands;
 //! * [`env`](mod@env) — the environment every record carries;
 //! * [`stats`] — median, bootstrap CI, coefficient of variation, outlier flags;
 //! * [`output`] — tidy CSV, plots, the Markdown report; [`compare`] — two result files side by

@@ -1,37 +1,125 @@
-//! The systems of `ripples bench` in an experiment, as `bench:NAME` (`bench:uf-dense`,
-//! `bench:recompute`, `bench:dd-propagate`, `bench:ripples-general`, ...).
+//! The systems an experiment runs its cells on ([`System`]): `ripples`, the systems of
+//! `ripples bench` as `bench:NAME` (`bench:uf-dense`, `bench:recompute`, `bench:dd-propagate`,
+//! `bench:ripples-general`, ...) and the user's `[commands.NAME]` tables.
 //!
-//! A cell of such a system runs `ripples experiment system ...` (hidden) in its child process:
-//! it reads the cell's graph and update files into a bench [`Stream`], runs the system through
-//! [`bench::child::run_stream`] (the same code `ripples bench` times), writes the final result to
-//! `--output` and the figures as one [`Metrics`] JSON line to `--stats`. The bench systems
-//! report p50, p95, p99 and max epoch latency: p90, p99.9 and the load time stay empty. A system
+//! A name is read once, from the experiment file ([`System::parse`]) or a record
+//! ([`System::named`]); the rest of the experiment matches on the variant. A `bench:` system
 //! applies to a cell as it applies to the bench scenario of the same algorithm and stream shape
-//! (`wcc-insert` for insert-only streams of WCC, `ALGORITHM-churn` otherwise); event-time streams
-//! and `ripples-window` (a bench scenario of its own) are not offered.
+//! (`wcc-insert` for insert-only streams of WCC, `ALGORITHM-churn` otherwise, [`scenario`]);
+//! event-time streams and `ripples-window` (a bench scenario of its own) are not offered.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::fmt;
 
-use super::record::{Metrics, Percentiles};
-use super::ExperimentError;
-use crate::bench::{self, Scenario, Stream};
-use crate::sources::parse;
+use serde::{Deserialize, Serialize};
+
+use crate::bench::{self, Scenario};
 
 /// The prefix of a bench system's name in an experiment file.
 pub const PREFIX: &str = "bench:";
 
-/// The bench systems an experiment may name (with [`PREFIX`]).
-pub fn names() -> Vec<String> {
-    bench::system::names().into_iter().filter(|n| *n != "ripples-window").map(|n| format!("{PREFIX}{n}")).collect()
-}
+/// The name of the built-in system: `ripples run` in a child process.
+pub const RIPPLES: &str = "ripples";
 
 /// The bench systems that run on one thread whatever `-w` says: the sequential baselines of a
 /// COST figure.
 pub const SEQUENTIAL: &[&str] = &["uf-hash", "uf-dense", "recompute"];
 
-/// Whether `system` (with its prefix) is a sequential bench system ([`SEQUENTIAL`]).
-pub fn sequential(system: &str) -> bool {
-    system.strip_prefix(PREFIX).is_some_and(|n| SEQUENTIAL.contains(&n))
+/// A system of an experiment. Written (in the experiment file, records, CSV files and the
+/// report) as its name: `ripples`, `bench:NAME` or the command's name; ordered by that name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum System {
+    /// `ripples`: `ripples run` in a child process.
+    Ripples,
+    /// `bench:NAME`: the system NAME of `ripples bench` (the name without [`PREFIX`]), run by
+    /// `ripples experiment system` in the cell's child process.
+    Bench(String),
+    /// A `[commands.NAME]` table's name: the user's command line.
+    Command(String),
+}
+
+impl System {
+    /// The system a name written by this module stands for, unchecked: `ripples`, `bench:NAME`,
+    /// any other name a command's.
+    pub fn named(name: &str) -> System {
+        if name == RIPPLES {
+            System::Ripples
+        } else if let Some(bench) = name.strip_prefix(PREFIX) {
+            System::Bench(bench.to_string())
+        } else {
+            System::Command(name.to_string())
+        }
+    }
+
+    /// The system `name` names in an experiment file with these `[commands.NAME]` tables, if it
+    /// is one of [`System::known`].
+    pub fn parse(name: &str, commands: &BTreeMap<String, Vec<String>>) -> Option<System> {
+        System::known(commands).iter().any(|k| k == name).then(|| System::named(name))
+    }
+
+    /// The names an experiment file may give: `ripples`, the bench systems ([`bench_names`]) with
+    /// their prefix, the commands' names.
+    pub fn known(commands: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+        let mut known = vec![RIPPLES.to_string()];
+        known.extend(bench_names().into_iter().map(|n| format!("{PREFIX}{n}")));
+        known.extend(commands.keys().cloned());
+        known
+    }
+
+    /// Whether this is a sequential bench system ([`SEQUENTIAL`]).
+    pub fn sequential(&self) -> bool {
+        matches!(self, System::Bench(name) if SEQUENTIAL.contains(&name.as_str()))
+    }
+
+    /// Whether the system runs `algorithm` over `stream` (every system but a bench system does).
+    pub fn applies(&self, algorithm: &str, stream: &str) -> bool {
+        let System::Bench(name) = self else { return true };
+        if stream.starts_with("event-") || algorithm == "bfs" || algorithm == "sssp" {
+            // No event times in a bench stream; bench picks its own BFS/SSSP source.
+            return false;
+        }
+        bench::systems::by_name(name).is_ok_and(|s| s.applies_to(&scenario(algorithm, stream, 1, 1, 1.0)))
+    }
+}
+
+impl fmt::Display for System {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            System::Ripples => f.write_str(RIPPLES),
+            System::Bench(name) => write!(f, "{PREFIX}{name}"),
+            System::Command(name) => f.write_str(name),
+        }
+    }
+}
+
+impl From<System> for String {
+    fn from(system: System) -> String {
+        system.to_string()
+    }
+}
+
+impl From<String> for System {
+    fn from(name: String) -> System {
+        System::named(&name)
+    }
+}
+
+impl PartialOrd for System {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for System {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.to_string().cmp(&other.to_string())
+    }
+}
+
+/// The bench systems an experiment may name (without [`PREFIX`]).
+pub fn bench_names() -> Vec<&'static str> {
+    bench::systems::names().into_iter().filter(|n| *n != "ripples-window").collect()
 }
 
 /// Stream kinds whose updates only insert.
@@ -46,76 +134,36 @@ pub fn scenario(algorithm: &str, stream: &str, workers: usize, batch: usize, tim
     Scenario { name, scale: 0, edge_factor: 0, batch, window: 0, epochs: 0, seed: 0, workers, time_limit_secs }
 }
 
-/// Whether bench system `system` (with its prefix) runs `algorithm` over `stream`.
-pub fn applies(system: &str, algorithm: &str, stream: &str) -> bool {
-    let Some(name) = system.strip_prefix(PREFIX) else { return true };
-    if stream.starts_with("event-") || algorithm == "bfs" || algorithm == "sssp" {
-        // No event times in a bench stream; bench picks its own BFS/SSSP source.
-        return false;
-    }
-    bench::system::by_name(name).is_ok_and(|s| s.applies_to(&scenario(algorithm, stream, 1, 1, 1.0)))
-}
-
-/// The child side: runs a bench system over the cell's files.
-#[allow(clippy::too_many_arguments)]
-pub fn child_main(
-    system: &str,
-    algorithm: &str,
-    stream: &str,
-    graph: &Path,
-    updates: &Path,
-    batch: usize,
-    workers: usize,
-    time_limit_secs: f64,
-    output: &Path,
-    stats: &Path,
-) -> Result<(), ExperimentError> {
-    let input = |e: parse::SourceError| ExperimentError::Input(e.to_string());
-    let initial: Vec<_> = parse::read_edges(graph).map_err(input)?.into_iter().map(|(s, d, _)| (s, d)).collect();
-    let updates: Vec<_> = parse::read_updates(updates).map_err(input)?.into_iter().map(|(_, u)| u).collect();
-    let live = initial.len() as i64 + updates.iter().map(|u| u.diff as i64).sum::<i64>();
-    let name = system.strip_prefix(PREFIX).unwrap_or(system);
-    let system = bench::system::by_name(name).map_err(|e| ExperimentError::Input(e.to_string()))?;
-    let scenario = scenario(algorithm, stream, workers, batch, time_limit_secs);
-    let stream = Stream { initial, updates, batch, live_edges: live.max(0) as u64 };
-    let r = bench::child::run_stream(&scenario, system.as_ref(), stream, Some(output))
-        .map_err(|e| ExperimentError::Io(e.to_string()))?;
-    let metrics = Metrics {
-        load_seconds: None,
-        updates_per_sec: r.updates_per_sec,
-        updates: r.updates,
-        measured_epochs: r.epochs.saturating_sub(1),
-        warmup_epochs: 0,
-        latency: Percentiles {
-            p50_ms: r.latency.p50_ms,
-            p90_ms: None,
-            p99_ms: r.latency.p99_ms,
-            p999_ms: None,
-            max_ms: r.latency.max_ms,
-        },
-        peak_rss_bytes: r.peak_rss_bytes,
-        ..Metrics::default()
-    };
-    let line = serde_json::to_string(&metrics).map_err(|e| ExperimentError::Io(e.to_string()))?;
-    std::fs::write(stats, line + "\n")
-        .map_err(|e| ExperimentError::Io(format!("cannot write {}: {}", stats.display(), e)))?;
-    if r.partial {
-        return Err(ExperimentError::Io(format!(
-            "partial: stopped at the time limit after {} of the updates",
-            r.updates
-        )));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use super::System;
+
     #[test]
     fn sequential_systems_exist() {
+        let none = Default::default();
         for s in super::SEQUENTIAL {
-            assert!(super::names().contains(&format!("bench:{s}")), "{s}");
-            assert!(super::sequential(&format!("bench:{s}")));
+            assert!(System::known(&none).contains(&format!("bench:{s}")), "{s}");
+            assert!(System::named(&format!("bench:{s}")).sequential());
         }
-        assert!(!super::sequential("ripples") && !super::sequential("bench:ripples") && !super::sequential("uf-hash"));
+        assert!(
+            !System::named("ripples").sequential()
+                && !System::named("bench:ripples").sequential()
+                && !System::named("uf-hash").sequential()
+        );
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for name in ["ripples", "bench:uf-dense", "mine"] {
+            let system = System::named(name);
+            assert_eq!(system.to_string(), name);
+            assert_eq!(serde_json::to_string(&system).unwrap(), format!("{name:?}"));
+            assert_eq!(serde_json::from_str::<System>(&format!("{name:?}")).unwrap(), system);
+        }
+        assert_eq!(System::named("bench:uf-dense"), System::Bench("uf-dense".into()));
+        let commands = [("mine".to_string(), vec!["true".to_string()])].into();
+        assert_eq!(System::parse("mine", &commands), Some(System::Command("mine".into())));
+        assert_eq!(System::parse("bench:ripples-window", &commands), None);
+        assert_eq!(System::parse("theirs", &commands), None);
     }
 }

@@ -4,13 +4,13 @@
 //! differential dataflow's documentation writes it).
 //!
 //! ```
-//! use ripples::bench::{run_system, system, Scenario};
+//! use ripples::bench::{run_system, systems, Scenario};
 //! // A tiny `wcc-churn`: deletions of present edges and insertions of new ones.
 //! let scenario = Scenario { scale: 5, edge_factor: 4, batch: 20, epochs: 3, workers: 2, ..Scenario::new("wcc-churn").unwrap() };
 //! let dir = tempfile::tempdir().unwrap();
 //! let run = |name: &str| {
 //!     let state = dir.path().join(name);
-//!     let result = run_system(&scenario, system::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
+//!     let result = run_system(&scenario, systems::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
 //!     assert!(!result.partial);
 //!     std::fs::read_to_string(&state).unwrap()
 //! };

@@ -2,13 +2,13 @@
 //! dense ids for WCC, the sequential reference ([`crate::bench::reference`]) for the others.
 //!
 //! ```
-//! use ripples::bench::{run_system, system, Scenario};
+//! use ripples::bench::{run_system, systems, Scenario};
 //! // A tiny `bfs-churn`: random insertions and deletions on an R-MAT graph.
 //! let scenario = Scenario { scale: 5, edge_factor: 4, batch: 10, epochs: 3, workers: 1, ..Scenario::new("bfs-churn").unwrap() };
 //! let dir = tempfile::tempdir().unwrap();
 //! let run = |name: &str| {
 //!     let state = dir.path().join(name);
-//!     let result = run_system(&scenario, system::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
+//!     let result = run_system(&scenario, systems::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
 //!     assert!(!result.partial);
 //!     std::fs::read_to_string(&state).unwrap()
 //! };

@@ -3,13 +3,13 @@
 //! timed).
 //!
 //! ```
-//! use ripples::bench::{run_system, system, Scenario};
+//! use ripples::bench::{run_system, systems, Scenario};
 //! // A tiny `wcc-insert`: every edge of an R-MAT graph inserted, 64 per epoch.
 //! let scenario = Scenario { scale: 6, edge_factor: 4, batch: 64, workers: 1, ..Scenario::new("wcc-insert").unwrap() };
 //! let dir = tempfile::tempdir().unwrap();
 //! let run = |name: &str| {
 //!     let state = dir.path().join(name);
-//!     let result = run_system(&scenario, system::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
+//!     let result = run_system(&scenario, systems::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
 //!     assert!(!result.partial);
 //!     std::fs::read_to_string(&state).unwrap()
 //! };

@@ -4,13 +4,13 @@
 //! others) and is not counted; each later epoch counts its insertions and as many expiries.
 //!
 //! ```
-//! use ripples::bench::{run_system, system, Scenario};
+//! use ripples::bench::{run_system, systems, Scenario};
 //! // A tiny `wcc-window`: a window of 100 edges sliding by 20 edges per epoch.
 //! let scenario = Scenario { scale: 6, edge_factor: 4, window: 100, batch: 20, epochs: 5, workers: 1, ..Scenario::new("wcc-window").unwrap() };
 //! let dir = tempfile::tempdir().unwrap();
 //! let run = |name: &str| {
 //!     let state = dir.path().join(name);
-//!     let result = run_system(&scenario, system::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
+//!     let result = run_system(&scenario, systems::by_name(name).unwrap().as_ref(), Some(&state)).unwrap();
 //!     assert!(!result.partial);
 //!     std::fs::read_to_string(&state).unwrap()
 //! };

@@ -4,14 +4,18 @@
 //! algorithms and systems are checked against what exists; every problem is an
 //! [`ExperimentError::File`] naming the file, the line and the key, before anything runs.
 
+mod parse;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::systems::System;
+pub use super::systems::RIPPLES;
 use super::ExperimentError;
-use crate::sources::parse::temporal::{self, CsvSpec, TemporalFormat, TimeFormat};
+use crate::sources::parse::temporal::TemporalFormat;
 
 /// The stream kinds a cell can use.
 pub const STREAMS: &[&str] =
@@ -24,9 +28,6 @@ pub const TIMED: &[&str] = &["timestamp", "event-sliding", "event-tumbling"];
 /// plus `bfs`/`sssp` with `source`).
 pub const ALGORITHMS: &[&str] =
     &["wcc", "bfs", "sssp", "pagerank", "cdlp", "lcc", "scc", "degree", "triangles", "kcore", "bipartite"];
-
-/// The built-in system: `ripples run` in a child process.
-pub const RIPPLES: &str = "ripples";
 
 /// The experiment file as written.
 #[derive(Debug, Deserialize)]
@@ -219,8 +220,8 @@ pub struct Experiment {
     pub memory_limit_mb: Option<u64>,
     /// The checked algorithm names (the `algorithms` key).
     pub algorithms: Vec<String>,
-    /// The checked system names (the `systems` key, default `["ripples"]`).
-    pub systems: Vec<String>,
+    /// The checked systems (the `systems` key, default `["ripples"]`).
+    pub systems: Vec<System>,
     /// The checked stream kinds (the `streams` key, default `["insert"]`).
     pub streams: Vec<String>,
     /// The source vertex for bfs/sssp (the `source` key), if given.
@@ -250,7 +251,7 @@ pub struct Cell {
     /// The algorithm, one of [`ALGORITHMS`].
     pub algorithm: String,
     /// The system: `ripples`, a `bench:NAME` system or a `[commands.NAME]` table's name.
-    pub system: String,
+    pub system: System,
     /// Timely workers per process the system runs with (`-w W`, the `{workers}` placeholder).
     pub workers: usize,
     /// Processes (`-n P`, each on loopback ports of its own; only the `ripples` system runs more
@@ -299,269 +300,11 @@ impl Experiment {
         Experiment::parse(path, &text)
     }
 
-    /// Checks the text of an experiment file read from `path`.
-    pub fn parse(path: &Path, text: &str) -> Result<Experiment, ExperimentError> {
-        let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
-        let err = |offset: usize, key: &str, problem: String| ExperimentError::File {
-            path: path.to_path_buf(),
-            line: line_of(offset),
-            key: key.to_string(),
-            problem,
-        };
-        let file: File = toml::from_str(text).map_err(|e| {
-            let offset = e.span().map(|s| s.start).unwrap_or(0);
-            let message = e.message().to_string();
-            // The key the parser stopped at: the first word of its line.
-            let start = text[..offset.min(text.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
-            let key: String = text[start..]
-                .chars()
-                .skip_while(|c| c.is_whitespace() || *c == '[')
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-' || *c == '.')
-                .collect();
-            err(offset, &key, message)
-        })?;
-        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let mut non_default = Vec::new();
-        let mut note = |key: &str, value: String| non_default.push((key.to_string(), value));
-
-        let positive = |v: &Option<Vec<Spanned<usize>>>, key: &str, default: usize| -> Result<Vec<usize>, _> {
-            let Some(v) = v else { return Ok(vec![default]) };
-            if v.is_empty() {
-                return Err(err(0, key, "must list at least one value".into()));
-            }
-            v.iter()
-                .map(|s| {
-                    if *s.get_ref() == 0 {
-                        Err(err(s.span().start, key, "must be at least 1".into()))
-                    } else {
-                        Ok(*s.get_ref())
-                    }
-                })
-                .collect()
-        };
-        let workers = positive(&file.workers, "workers", 1)?;
-        let batch_sizes = positive(&file.batch_sizes, "batch_sizes", 1000)?;
-        let processes = positive(&file.processes, "processes", 1)?;
-        let memory_limit_mb = match &file.memory_limit_mb {
-            Some(m) if *m.get_ref() == 0 => {
-                return Err(err(m.span().start, "memory_limit_mb", "must be at least 1 (MiB)".into()))
-            }
-            m => m.as_ref().map(|m| *m.get_ref()),
-        };
-        let repetitions = match &file.repetitions {
-            Some(r) if *r.get_ref() == 0 => {
-                return Err(err(r.span().start, "repetitions", "must be at least 1".into()))
-            }
-            Some(r) => *r.get_ref(),
-            None => 5,
-        };
-        let timeout_secs = match &file.timeout_secs {
-            Some(t) if !(t.get_ref().is_finite() && *t.get_ref() > 0.0) => {
-                return Err(err(t.span().start, "timeout_secs", "must be a number of seconds > 0".into()))
-            }
-            Some(t) => *t.get_ref(),
-            None => 600.0,
-        };
-        let names = |v: &Option<Vec<Spanned<String>>>, key: &str, known: &[&str], default: &str| {
-            let Some(v) = v else { return Ok(vec![default.to_string()]) };
-            if v.is_empty() {
-                return Err(err(0, key, "must list at least one name".into()));
-            }
-            v.iter()
-                .map(|s| {
-                    if known.contains(&s.get_ref().as_str()) {
-                        Ok(s.get_ref().clone())
-                    } else {
-                        Err(err(
-                            s.span().start,
-                            key,
-                            format!("unknown {:?} (known: {})", s.get_ref(), known.join(", ")),
-                        ))
-                    }
-                })
-                .collect::<Result<Vec<String>, _>>()
-        };
-        if file.algorithms.is_empty() {
-            return Err(err(0, "algorithms", "must list at least one algorithm".into()));
-        }
-        let algorithms = names(&Some(file.algorithms.clone()), "algorithms", ALGORITHMS, "")?;
-        if algorithms.iter().any(|a| a == "bfs" || a == "sssp") && file.source.is_none() {
-            let at = file.algorithms.iter().find(|a| a.get_ref() == "bfs" || a.get_ref() == "sssp");
-            return Err(err(
-                at.map(|a| a.span().start).unwrap_or(0),
-                "algorithms",
-                "bfs and sssp need `source = VERTEX`".into(),
-            ));
-        }
-        let streams = names(&file.streams, "streams", STREAMS, "insert")?;
-        let mut commands = BTreeMap::new();
-        for (name, spec) in &file.commands {
-            if spec.get_ref().command.is_empty() || name == RIPPLES {
-                return Err(err(
-                    spec.span().start,
-                    &format!("commands.{name}"),
-                    "needs a name other than `ripples` and a non-empty `command = [PROGRAM, ARGS...]`".into(),
-                ));
-            }
-            commands.insert(name.clone(), spec.get_ref().command.clone());
-        }
-        let bench_systems = super::systems::names();
-        let mut known_systems = vec![RIPPLES];
-        known_systems.extend(bench_systems.iter().map(String::as_str));
-        known_systems.extend(commands.keys().map(String::as_str));
-        let systems = names(&file.systems, "systems", &known_systems, RIPPLES)?;
-
-        let p = &file.stream;
-        if !(0.0..=1.0).contains(&p.bulk_fraction)
-            || !(0.0..=1.0).contains(&p.delete_fraction)
-            || p.window == 0
-            || p.span == 0
-        {
-            return Err(err(
-                text.find("[stream]").unwrap_or(0),
-                "stream",
-                "bulk_fraction and delete_fraction must be in [0, 1], window and span at least 1".into(),
-            ));
-        }
-
-        if file.datasets.is_empty() {
-            return Err(err(0, "datasets", "needs at least one [[datasets]] table".into()));
-        }
-        let mut datasets = Vec::new();
-        let mut formats = BTreeMap::new();
-        for spanned in &file.datasets {
-            let d = spanned.get_ref();
-            let at = spanned.span().start;
-            let need = |v: Option<u64>, key: &str| {
-                v.ok_or_else(|| {
-                    err(at, &format!("datasets.{key}"), format!("dataset {:?} ({}) needs `{key}`", d.name, d.kind))
-                })
-            };
-            if datasets.iter().any(|x: &Dataset| x.name == d.name) {
-                return Err(err(at, "datasets.name", format!("dataset {:?} is defined twice", d.name)));
-            }
-            let seed = d.seed.unwrap_or(1);
-            let source = match d.kind.as_str() {
-                "rmat" => {
-                    let scale = need(d.scale.map(u64::from), "scale")? as u32;
-                    if scale == 0 || scale > 30 {
-                        return Err(err(at, "datasets.scale", format!("scale must be in 1..=30, got {scale}")));
-                    }
-                    DatasetSource::Rmat { scale, edge_factor: d.edge_factor.unwrap_or(16), seed }
-                }
-                "er" => DatasetSource::Er {
-                    vertices: need(d.vertices, "vertices")?.max(1),
-                    edges: need(d.edges, "edges")?,
-                    seed,
-                },
-                "file" | "temporal" => {
-                    let rel = d.path.clone().ok_or_else(|| {
-                        err(at, "datasets.path", format!("dataset {:?} ({}) needs `path`", d.name, d.kind))
-                    })?;
-                    let full = if rel.is_absolute() { rel } else { dir.join(rel) };
-                    if !full.is_file() {
-                        return Err(err(at, "datasets.path", format!("{} is not a file", full.display())));
-                    }
-                    if d.kind == "file" {
-                        DatasetSource::File { path: full }
-                    } else {
-                        let format = temporal_format(d).map_err(|(key, p)| err(at, &format!("datasets.{key}"), p))?;
-                        formats.insert(d.name.clone(), format);
-                        DatasetSource::Temporal { path: full, format: d.format.clone().unwrap_or_default() }
-                    }
-                }
-                other => {
-                    return Err(err(
-                        at,
-                        "datasets.kind",
-                        format!("unknown dataset kind {other:?} (known: rmat, er, file, temporal)"),
-                    ))
-                }
-            };
-            datasets.push(Dataset { name: d.name.clone(), source });
-        }
-        if let Some(timed) = streams.iter().find(|s| TIMED.contains(&s.as_str())).filter(|_| formats.is_empty()) {
-            let at = file.streams.iter().flatten().find(|s| s.get_ref() == timed).map(|s| s.span().start);
-            return Err(err(at.unwrap_or(0), "streams", format!("`{timed}` needs a temporal dataset")));
-        }
-
-        if let Some(v) = &file.name {
-            note("name", format!("{v:?}"));
-        }
-        if let Some(v) = file.seed {
-            note("seed", v.to_string());
-        }
-        if repetitions != 5 {
-            note("repetitions", repetitions.to_string());
-        }
-        if timeout_secs != 600.0 {
-            note("timeout_secs", timeout_secs.to_string());
-        }
-        if let Some(v) = file.warmup_epochs.filter(|w| *w != 0) {
-            note("warmup_epochs", v.to_string());
-        }
-        let list = |v: &[usize]| format!("{v:?}");
-        if workers != [1] {
-            note("workers", list(&workers));
-        }
-        if batch_sizes != [1000] {
-            note("batch_sizes", list(&batch_sizes));
-        }
-        if processes != [1] {
-            note("processes", list(&processes));
-        }
-        if let Some(m) = memory_limit_mb {
-            note("memory_limit_mb", m.to_string());
-        }
-        if streams != ["insert"] {
-            note("streams", format!("{streams:?}"));
-        }
-        if systems != [RIPPLES] {
-            note("systems", format!("{systems:?}"));
-        }
-        let defaults = StreamParams::default();
-        for (key, a, b) in [
-            ("stream.bulk_fraction", p.bulk_fraction, defaults.bulk_fraction),
-            ("stream.churn_updates", p.churn_updates as f64, defaults.churn_updates as f64),
-            ("stream.delete_fraction", p.delete_fraction, defaults.delete_fraction),
-            ("stream.window", p.window as f64, defaults.window as f64),
-            ("stream.span", p.span as f64, defaults.span as f64),
-        ] {
-            if a != b {
-                note(key, a.to_string());
-            }
-        }
-        Ok(Experiment {
-            path: path.to_path_buf(),
-            name: file.name.clone().unwrap_or_else(|| {
-                path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "experiment".into())
-            }),
-            seed: file.seed.unwrap_or(1),
-            repetitions,
-            timeout_secs,
-            warmup_epochs: file.warmup_epochs.unwrap_or(0),
-            workers,
-            batch_sizes,
-            processes,
-            memory_limit_mb,
-            algorithms,
-            systems,
-            streams,
-            source: file.source,
-            stream: file.stream.clone(),
-            datasets,
-            formats,
-            commands,
-            estimate_updates_per_sec: file.estimate_updates_per_sec.unwrap_or(50_000.0),
-            non_default,
-        })
-    }
-
     /// Every cell, in a fixed order (datasets × streams × algorithms × systems × processes ×
     /// workers × batch sizes × repetitions); streams of event times ([`TIMED`]) only over
-    /// temporal datasets, `bench:` systems only where they apply ([`super::systems::applies`]),
-    /// more than one process only for the `ripples` system, the sequential `bench:` systems
-    /// ([`super::systems::sequential`]) with one worker only.
+    /// temporal datasets, `bench:` systems only where they apply ([`System::applies`]), more
+    /// than one process only for the `ripples` system, the sequential `bench:` systems
+    /// ([`System::sequential`]) with one worker only.
     pub fn cells(&self) -> Vec<Cell> {
         let mut out = Vec::new();
         for d in &self.datasets {
@@ -570,10 +313,10 @@ impl Experiment {
                     continue;
                 }
                 for a in &self.algorithms {
-                    for sys in self.systems.iter().filter(|sys| super::systems::applies(sys, a, s)) {
-                        let processes: Vec<usize> = if sys == RIPPLES { self.processes.clone() } else { vec![1] };
-                        let workers: Vec<usize> =
-                            if super::systems::sequential(sys) { vec![1] } else { self.workers.clone() };
+                    for sys in self.systems.iter().filter(|sys| sys.applies(a, s)) {
+                        let processes: Vec<usize> =
+                            if *sys == System::Ripples { self.processes.clone() } else { vec![1] };
+                        let workers: Vec<usize> = if sys.sequential() { vec![1] } else { self.workers.clone() };
                         for &p in &processes {
                             for &w in &workers {
                                 for &b in &self.batch_sizes {
@@ -603,28 +346,5 @@ impl Experiment {
     /// The resolved dataset of that name, if the experiment has one.
     pub fn dataset(&self, name: &str) -> Option<&Dataset> {
         self.datasets.iter().find(|d| d.name == name)
-    }
-}
-
-/// The temporal format of a dataset table: `(key, problem)` on error.
-fn temporal_format(d: &DatasetSpec) -> Result<TemporalFormat, (&'static str, String)> {
-    match d.format.as_deref() {
-        Some("snap") => Ok(TemporalFormat::Snap),
-        Some("konect") => Ok(TemporalFormat::Konect),
-        Some("csv") => {
-            let delimiter = temporal::delimiter(d.delimiter.as_deref()).map_err(|p| ("delimiter", p))?;
-            let time_format =
-                TimeFormat::parse(d.time_format.as_deref().unwrap_or("unix")).map_err(|p| ("time_format", p))?;
-            let column = |v: &Option<String>, default: &str| v.clone().unwrap_or_else(|| default.to_string());
-            Ok(TemporalFormat::Csv(CsvSpec {
-                columns: d.columns.clone(),
-                delimiter,
-                src: column(&d.src_column, "src"),
-                dst: column(&d.dst_column, "dst"),
-                time: d.time_column.clone().ok_or(("time_column", "a csv dataset needs `time_column`".to_string()))?,
-                time_format,
-            }))
-        }
-        other => Err(("format", format!("unknown temporal format {other:?} (known: snap, konect, csv)"))),
     }
 }
