@@ -4,19 +4,7 @@
 //! know: the first input error (so that every process stops with the same message), global
 //! counts, and the multiplicities needed to validate deletions.
 //!
-//! ```
-//! use ripples::driver::allgather::allgather;
-//! // Three workers each know one number; afterwards every worker knows all three.
-//! let results = timely::execute(timely::Config::process(3), |worker| {
-//!     let mine = worker.index() as u64 * 10;
-//!     allgather(worker, mine)
-//! })
-//! .unwrap()
-//! .join();
-//! for result in results {
-//!     assert_eq!(result.unwrap(), vec![0, 10, 20]);
-//! }
-//! ```
+//! The test `the_module_example` below shows it at work.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -50,4 +38,22 @@ where
     let mut all = gathered.borrow_mut().drain(..).collect::<Vec<_>>();
     all.sort_by_key(|(i, _)| *i);
     all.into_iter().map(|(_, v)| v).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_module_example() {
+        use crate::driver::allgather::allgather;
+        // Three workers each know one number; afterwards every worker knows all three.
+        let results = timely::execute(timely::Config::process(3), |worker| {
+            let mine = worker.index() as u64 * 10;
+            allgather(worker, mine)
+        })
+        .unwrap()
+        .join();
+        for result in results {
+            assert_eq!(result.unwrap(), vec![0, 10, 20]);
+        }
+    }
 }

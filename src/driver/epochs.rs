@@ -16,15 +16,7 @@
 //!
 //! What an epoch's `until` means:
 //!
-//! ```
-//! use ripples::driver::epochs::{Epoch, EventEpoch};
-//! // An epoch of a plain stream is complete when the output frontier passes its number ...
-//! let plain = Epoch { number: 4, ..Epoch::default() };
-//! assert_eq!(plain.until(), 5);
-//! // ... a windowed epoch when it passes the frontier its watermark allows.
-//! let timed = Epoch { number: 4, event: Some(EventEpoch { frontier: 90, watermark: 95, late: 0 }), ..Epoch::default() };
-//! assert_eq!(timed.until(), 90);
-//! ```
+//! The test `the_module_example` below shows it at work.
 
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
@@ -249,5 +241,20 @@ impl EpochSource for LiveEpochs {
 
     fn completed(&self, epoch: Time) {
         self.progress.complete(epoch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_module_example() {
+        use crate::driver::epochs::{Epoch, EventEpoch};
+        // An epoch of a plain stream is complete when the output frontier passes its number ...
+        let plain = Epoch { number: 4, ..Epoch::default() };
+        assert_eq!(plain.until(), 5);
+        // ... a windowed epoch when it passes the frontier its watermark allows.
+        let timed =
+            Epoch { number: 4, event: Some(EventEpoch { frontier: 90, watermark: 95, late: 0 }), ..Epoch::default() };
+        assert_eq!(timed.until(), 90);
     }
 }

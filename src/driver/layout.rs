@@ -63,7 +63,7 @@ pub struct Layout {
     /// on `127.0.0.1:(2101 + i)`.
     pub hostfile: Option<PathBuf>,
     /// How long a process of a cluster waits for its peers to connect before it stops
-    /// (`--connect-timeout`; see [`super::connect`]).
+    /// (`--connect-timeout`).
     pub connect_timeout: std::time::Duration,
 }
 

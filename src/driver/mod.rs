@@ -2,43 +2,45 @@
 //! and processes, and measures it. One concept per file:
 //!
 //! * [`input`] — loading and validating files and memory streams into each worker's share;
-//! * [`epochs`] — the [`EpochSource`](epochs::EpochSource) trait: "the next epoch's changes and
-//!   its frontier", implemented by files, memory streams and live input;
-//! * [`feed`] — handing an epoch to the dataflow (the windowed layer schedules retractions) and
+//! * `epochs` — the `EpochSource` trait: "the next epoch's changes and its frontier",
+//!   implemented by files, memory streams and live input;
+//! * `feed` — handing an epoch to the dataflow (the windowed layer schedules retractions) and
 //!   waiting until it is complete: the one step loop;
-//! * [`writer`] — what the writing worker does with a completed epoch: change log, stats,
+//! * `writer` — what the writing worker does with a completed epoch: change log, stats,
 //!   progress, summary;
-//! * [`resume`] — continuing a change log after a restart;
+//! * `resume` — continuing a change log after a restart;
 //! * [`observe`] — the [`Observer`](observe::Observer) trait: whoever else receives every
 //!   completed epoch's changes (a SQL mirror, an embedding program);
-//! * [`worker`] — one worker's run, top to bottom;
-//! * [`census`] — the vertex, edge and triangle counts `--stats` reports per epoch;
-//! * [`layout`], [`allgather`], [`metrics`], [`error`] — process layout, the all-worker
-//!   exchange of small facts, memory readings, and [`RunError`].
+//! * `worker` — one worker's run, top to bottom;
+//! * `census` — the vertex, edge and triangle counts `--stats` reports per epoch;
+//! * `connect` — forming a cluster: the processes' sockets, with ripples' own messages and
+//!   timeout;
+//! * [`layout`], `allgather`, [`metrics`], [`error`] — process layout, the all-worker exchange
+//!   of small facts, memory readings, and [`RunError`].
 //!
 //! The driver uses the layers below it and the two on its side, which never import it:
-//! [`crate::live`] (the live front end, whose epochs arrive through
-//! [`LiveEpochs`](epochs::LiveEpochs)) and [`crate::sinks`] (result files, change logs, stats).
+//! [`crate::live`] (the live front end, whose epochs arrive through `LiveEpochs`) and
+//! [`crate::sinks`] (result files, change logs, stats).
 //!
 //! Worker 0 of process 0 is the only writer: it measures each epoch's latency (from handing its
 //! input over until the output frontier passes the epoch), counts the output changes, samples
 //! memory, writes the change log, stats and progress, and at the end the result file and the
 //! summary. Its files are byte-identical for any number of workers and processes.
 
-pub mod allgather;
-pub mod census;
+pub(crate) mod allgather;
+pub(crate) mod census;
 mod cluster;
-pub mod connect;
-pub mod epochs;
+pub(crate) mod connect;
+pub(crate) mod epochs;
 pub mod error;
-pub mod feed;
+pub(crate) mod feed;
 pub mod input;
 pub mod layout;
 pub mod metrics;
 pub mod observe;
-pub mod resume;
-pub mod worker;
-pub mod writer;
+pub(crate) mod resume;
+pub(crate) mod worker;
+pub(crate) mod writer;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -276,7 +278,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     let mut failure = None;
     let joined = match guards {
         Ok(guards) => supervision.join(|| guards.join(), &addresses, resumable),
-        Err(e) => supervision.join(|| (), &addresses, resumable).and_then(|()| Err(e)),
+        Err(e) => supervision.join(|| (), &addresses, resumable).and(Err(e)),
     };
     match joined {
         Ok(results) => {

@@ -14,24 +14,7 @@
 //!
 //! A run without a state directory has nothing to resume ([`Resume::none`]).
 //!
-//! ```
-//! use ripples::driver::resume::Resume;
-//! use ripples::live::write_mark;
-//! let dir = tempfile::tempdir().unwrap();
-//! let changes = dir.path().join("wcc.changes");
-//! // Before the crash: epochs 0 and 1 were written and marked (the log was 16 bytes long then).
-//! std::fs::write(&changes, "0 1 1 1\n1 2 1 1\n2 3 1 1\n").unwrap();
-//! write_mark(dir.path(), 1, 16).unwrap();
-//! // The front end recovered epochs up to 1: the log is cut back to 16 bytes, epochs 0 and 1
-//! // are recomputed without being written again.
-//! let resume = Resume::plan(Some(dir.path()), Some(1), Some(&changes)).unwrap();
-//! assert_eq!(resume.changes_offset(), Some(16));
-//! assert!(resume.is_written(1) && !resume.is_written(2));
-//! // A torn state-directory log kept only epoch 0: the change log is cut after epoch 0's lines.
-//! let resume = Resume::plan(Some(dir.path()), Some(0), Some(&changes)).unwrap();
-//! assert_eq!(resume.changes_offset(), Some(8));
-//! assert!(!Resume::none().is_written(0));
-//! ```
+//! The test `the_module_example` below shows it at work.
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +36,7 @@ pub struct Resume {
 
 impl Resume {
     /// Nothing to resume, nothing to record.
+    #[cfg(test)]
     pub fn none() -> Self {
         Resume::default()
     }
@@ -118,4 +102,27 @@ fn changes_offset_after(path: &Path, through: Option<Time>) -> Result<u64, RunEr
         }
     }
     Ok(offset as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_module_example() {
+        use crate::driver::resume::Resume;
+        use crate::live::write_mark;
+        let dir = tempfile::tempdir().unwrap();
+        let changes = dir.path().join("wcc.changes");
+        // Before the crash: epochs 0 and 1 were written and marked (the log was 16 bytes long then).
+        std::fs::write(&changes, "0 1 1 1\n1 2 1 1\n2 3 1 1\n").unwrap();
+        write_mark(dir.path(), 1, 16).unwrap();
+        // The front end recovered epochs up to 1: the log is cut back to 16 bytes, epochs 0 and 1
+        // are recomputed without being written again.
+        let resume = Resume::plan(Some(dir.path()), Some(1), Some(&changes)).unwrap();
+        assert_eq!(resume.changes_offset(), Some(16));
+        assert!(resume.is_written(1) && !resume.is_written(2));
+        // A torn state-directory log kept only epoch 0: the change log is cut after epoch 0's lines.
+        let resume = Resume::plan(Some(dir.path()), Some(0), Some(&changes)).unwrap();
+        assert_eq!(resume.changes_offset(), Some(8));
+        assert!(!Resume::none().is_written(0));
+    }
 }

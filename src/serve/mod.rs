@@ -4,12 +4,12 @@
 //! Beside the driver: an [`Observer`] that copies each completed epoch's view into a queue (it
 //! never blocks the dataflow: the queue's length is the observer lag of `--stats`); a mirror
 //! thread applies each epoch to an embedded SQLite database (WAL mode) in one transaction
-//! ([`mirror`]); a tokio runtime answers clients through `pgwire` (`wire`), every statement
+//! (`mirror`); a tokio runtime answers clients through `pgwire` (`wire`), every statement
 //! reading exactly one completed epoch. Imports only the model, the sinks and
 //! [`driver::observe`](crate::driver::observe).
 
-pub mod mirror;
-pub mod sql;
+pub(crate) mod mirror;
+pub(crate) mod sql;
 mod wire;
 
 use std::net::SocketAddr;

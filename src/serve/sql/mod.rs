@@ -22,7 +22,7 @@ mod tests;
 pub use catalog::reads_empty_catalog;
 pub use classify::{classify, read_only, Declare, Fetch, Kind, Subscribe};
 pub use lex::split_statements;
-pub use rewrite::{rewrite, Rewritten};
+pub use rewrite::rewrite;
 
 /// An error for the client: a SQLSTATE and a message that says what to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,8 +52,6 @@ pub mod state {
     pub const UNDEFINED_FUNCTION: &str = "42883";
     /// `AMBIGUOUS_COLUMN`: a column name that names several columns.
     pub const AMBIGUOUS_COLUMN: &str = "42702";
-    /// `DATATYPE_MISMATCH`: a value of the wrong type.
-    pub const DATATYPE_MISMATCH: &str = "42804";
     /// `READ_ONLY`: a write statement on the read-only mirror.
     pub const READ_ONLY: &str = "25006";
     /// `UNDEFINED_OBJECT`: an unknown setting or object.

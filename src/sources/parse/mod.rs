@@ -10,8 +10,8 @@
 //!   line, its 1-based line number: `path:line: problem`).
 //! * Writers ([`write_edges`], [`write_updates`], …) produce lines the readers accept.
 //!
-//! One level per file: [`line`](mod@line) (one line's fields, with fast paths for the common shapes),
-//! [`file`](mod@file) (chunked reading, byte ranges, line numbers), [`write`](mod@write) (the lines the readers
+//! One level per file: `line` (one line's fields, with fast paths for the common shapes),
+//! `file` (chunked reading, byte ranges, line numbers), `write` (the lines the readers
 //! accept). The error types live here.
 //!
 //! ```
@@ -36,10 +36,10 @@
 //! assert_eq!(read_edges(&path).unwrap(), vec![(0, 1, None), (1, 2, Some(0.5))]);
 //! ```
 
-pub mod file;
-pub mod line;
+mod file;
+mod line;
 pub mod temporal;
-pub mod write;
+mod write;
 
 use std::io;
 use std::path::{Path, PathBuf};
