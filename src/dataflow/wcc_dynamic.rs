@@ -588,7 +588,9 @@ impl Vertex {
         if nt + no == cap {
             // Twice the room (4 entries at first).
             let old = std::mem::take(&mut self.adj);
-            self.adj = slab.regrow(old, (2 * cap).max(4), nt, no);
+            // SAFETY: `slab` is the forest's one slab (the only one `push` is called with),
+            // which made every vertex's block.
+            self.adj = unsafe { slab.regrow(old, (2 * cap).max(4), nt, no) };
         }
         let (len, p) = if tree { (&mut self.tree_len, nt) } else { (&mut self.other_len, no) };
         *len += 1;
