@@ -18,6 +18,7 @@ pub mod arrivals;
 pub mod bfs;
 pub mod bipartite;
 pub mod cdlp;
+mod counts;
 pub mod degree;
 pub mod gather;
 mod id_index;
@@ -39,6 +40,8 @@ pub mod union_find;
 pub mod wcc;
 pub mod wcc_dynamic;
 pub mod wcc_window;
+
+pub use counts::AlgorithmCounts;
 
 use crate::types::{Diff, Edge, Node, Time};
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
@@ -98,7 +101,7 @@ pub struct GraphInput<'a> {
     /// result depends on arrival order ([`Algorithm::arrival_order`]); the driver feeds it only
     /// when one of them runs (`None` otherwise), always over insert-only unwindowed streams.
     pub arrivals: Option<ArrivalCollection<'a>>,
-    fallback_log: Option<wcc_dynamic::FallbackLog>,
+    counts: Option<AlgorithmCounts>,
     shared: std::rc::Rc<std::cell::RefCell<SharedIndex<'a>>>,
 }
 
@@ -112,7 +115,7 @@ impl<'a> GraphInput<'a> {
             insert_only,
             edge_lifetime: None,
             arrivals: None,
-            fallback_log: None,
+            counts: None,
             shared: Default::default(),
         }
     }
@@ -123,16 +126,16 @@ impl<'a> GraphInput<'a> {
         self
     }
 
-    /// Attaches the log in which the fully dynamic WCC path records its fallback rebuilds per
-    /// time (the driver's `--stats`; see [`wcc_dynamic::FallbackLog`]).
-    pub fn with_fallback_log(mut self, log: Option<wcc_dynamic::FallbackLog>) -> Self {
-        self.fallback_log = log;
+    /// Attaches the counters in which algorithms report per-time counts to the driver (its
+    /// `--stats`; see [`AlgorithmCounts`]).
+    pub fn with_counts(mut self, counts: Option<AlgorithmCounts>) -> Self {
+        self.counts = counts;
         self
     }
 
-    /// The log attached by [`GraphInput::with_fallback_log`], if any.
-    pub fn fallback_log(&self) -> Option<&wcc_dynamic::FallbackLog> {
-        self.fallback_log.as_ref()
+    /// The counters attached by [`GraphInput::with_counts`], if any.
+    pub fn counts(&self) -> Option<&AlgorithmCounts> {
+        self.counts.as_ref()
     }
 
     /// Declares that every edge copy entering at `t` is retracted at exactly `t + span` (see

@@ -137,9 +137,9 @@
 //! `RIPPLES_WCC_FALLBACK_BUDGET`, else 1). A search that would exceed it stops; the rest of the
 //! time's deletions only update the link counts, and the forest is then rebuilt from the
 //! present links with union-find, exactly (O(links + vertices)); every vertex is compared with its
-//! label before the time, so the output is the same. Rebuilds are counted ([`fallback_count`],
-//! and [`WccDynamic::fallbacks`] per dataflow; per epoch in `--stats` through a
-//! [`FallbackLog`]). Budget 0 rebuilds at the first forest-edge deletion of every time.
+//! label before the time, so the output is the same. Rebuilds are counted ([`WccDynamic::fallbacks`]
+//! per dataflow; per epoch in `--stats` through the driver's [`AlgorithmCounts`]). Budget 0
+//! rebuilds at the first forest-edge deletion of every time.
 //!
 //! *State:* at worker 0, per link ~35–45 bytes (a 20-byte record, an 8-byte slot of the pair
 //! table, at most 3/4 full, two 4-byte adjacency entries and their slack, stale entries
@@ -189,7 +189,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use differential_dataflow::AsCollection;
 use rustc_hash::FxHashMap;
@@ -202,98 +202,13 @@ use super::id_index::{advise_huge_pages, collapse_huge_pages, prefetch, prefetch
 use super::slab::{Block, Slab};
 use super::time_stash::TimeBatches;
 use super::union_find::DenseUnionFind;
-use super::{Algorithm, GraphInput, ResultCollection};
+use super::{Algorithm, AlgorithmCounts, GraphInput, ResultCollection};
 use crate::types::{Diff, Node, Time};
 
 /// The environment variable that sets the fallback budget factor (a number ≥ 0).
 pub const BUDGET_VARIABLE: &str = "RIPPLES_WCC_FALLBACK_BUDGET";
 /// The default fallback budget factor: a time's searches may take `links + vertices` steps.
 pub const DEFAULT_BUDGET: f64 = 1.0;
-
-/// Fallback rebuilds of every dynamic WCC forest in this process so far.
-static FALLBACKS: AtomicU64 = AtomicU64::new(0);
-
-/// How many times a dynamic WCC forest in this process rebuilt itself from scratch because a
-/// time's replacement searches exceeded their budget.
-pub fn fallback_count() -> u64 {
-    FALLBACKS.load(Ordering::Relaxed)
-}
-
-/// Fallback rebuilds by time, for `--stats`: the driver hands one to the dataflows of a process
-/// ([`super::GraphInput::with_fallback_log`]); a fully dynamic WCC path built over that input
-/// marks it active and records, at every time it applies, the rebuilds of its forests there
-/// (every forest of the process: worker 0's, and with [`WccDynamic::shares`] the shares of the
-/// process's workers).
-#[derive(Clone, Debug, Default)]
-pub struct FallbackLog(Arc<Mutex<FallbackRecord>>);
-
-#[derive(Debug, Default)]
-struct FallbackRecord {
-    active: bool,
-    by_time: BTreeMap<Time, u64>,
-    /// The graph's census, when one forest sees the whole graph: per time applied, the present
-    /// vertices and links after it (see [`FallbackLog::counts_below`]).
-    counting: bool,
-    counts: BTreeMap<Time, (u64, u64)>,
-}
-
-impl FallbackLog {
-    fn lock(&self) -> std::sync::MutexGuard<'_, FallbackRecord> {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Marks the log as used: a fully dynamic WCC path runs in this process.
-    pub fn activate(&self) {
-        self.lock().active = true;
-    }
-
-    /// Whether a fully dynamic WCC path runs in this process.
-    pub fn active(&self) -> bool {
-        self.lock().active
-    }
-
-    /// Records `rebuilds` fallback rebuilds at time `t`.
-    pub fn record(&self, t: Time, rebuilds: u64) {
-        if rebuilds > 0 {
-            *self.lock().by_time.entry(t).or_insert(0) += rebuilds;
-        }
-    }
-
-    /// Marks the log as holding the graph's census: a single forest (no per-worker shares) sees
-    /// every record of the graph in this process, so its present vertices and links are the
-    /// `--stats` counts (`"vertices"`: the vertex set; `"edges"`: the present pairs `{u, v}`,
-    /// `u != v`), for free.
-    pub fn activate_counts(&self) {
-        self.lock().counting = true;
-    }
-
-    /// Whether a forest records the graph's census here.
-    pub fn counts_active(&self) -> bool {
-        self.lock().counting
-    }
-
-    /// Records the census after time `t`: `vertices` present, `links` present.
-    pub fn record_counts(&self, t: Time, vertices: u64, links: u64) {
-        self.lock().counts.insert(t, (vertices, links));
-    }
-
-    /// The census after the last time below `frontier` that changed the graph (`None`: none
-    /// did since the last call), forgetting the times before it.
-    pub fn counts_below(&self, frontier: Time) -> Option<(u64, u64)> {
-        let mut record = self.lock();
-        let later = record.counts.split_off(&frontier);
-        let done = std::mem::replace(&mut record.counts, later);
-        done.into_values().next_back()
-    }
-
-    /// Removes the records of the times below `frontier` and returns their sum.
-    pub fn take_below(&self, frontier: Time) -> u64 {
-        let mut record = self.lock();
-        let later = record.by_time.split_off(&frontier);
-        let done = std::mem::replace(&mut record.by_time, later);
-        done.values().sum()
-    }
-}
 
 /// The environment variable that makes [`super::wcc::Wcc`] keep a forest per worker's share
 /// (`1` or `true`; see [`WccDynamic::shares`]).
@@ -2059,7 +1974,6 @@ impl DynamicForest {
         }
         self.degraded = false;
         self.fallbacks += 1;
-        FALLBACKS.fetch_add(1, Ordering::Relaxed);
         if let Some(c) = &self.shared_fallbacks {
             c.fetch_add(1, Ordering::Relaxed);
         }
@@ -2228,15 +2142,15 @@ pub fn wcc_dynamic<'a>(
     shares: bool,
 ) -> ResultCollection<'a> {
     let factor = budget.or_else(budget_from_env).unwrap_or(DEFAULT_BUDGET);
-    let log = input.fallback_log().cloned();
+    let log = input.counts().cloned();
     if let Some(log) = &log {
-        log.activate();
+        log.activate_fallbacks();
     }
     let peers = input.edges.scope().peers();
     let edges = input.edges.inner.map(|((s, d, _w), t, diff)| ((s, d, 0u8), t, diff));
     let vertices = input.vertices.inner.map(|(v, t, diff)| ((v, v, 1u8), t, diff));
     if let (Some(log), false) = (&log, shares && peers > 1) {
-        log.activate_counts();
+        log.activate_census();
     }
     let edges = if shares && peers > 1 {
         let share = DynamicForest::summary(factor).with_counter(fallbacks.clone());
@@ -2309,7 +2223,7 @@ fn forest_operator<'a>(
     pact: impl timely::dataflow::channels::pact::ParallelizationContract<Time, Vec<Event>>,
     name: &str,
     forest: DynamicForest,
-    log: Option<FallbackLog>,
+    log: Option<AlgorithmCounts>,
 ) -> timely::dataflow::StreamVec<'a, Time, Output> {
     events.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Output>>, _, _, _>(
         pact,
@@ -2344,9 +2258,9 @@ fn forest_operator<'a>(
                     drop(session);
                     drop(batch);
                     if let Some(log) = &log {
-                        log.record(t, forest.fallbacks() - before);
+                        log.record_fallbacks(t, forest.fallbacks() - before);
                         if !forest.summary {
-                            log.record_counts(t, forest.present as u64, forest.links() as u64);
+                            log.record_census(t, forest.present as u64, forest.links() as u64);
                         }
                     }
                 }

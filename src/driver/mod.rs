@@ -249,11 +249,11 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     );
     let options = Arc::new(options);
     let live_for_workers = live.clone();
-    // The fully dynamic WCC path's fallback rebuilds of this process's forests, by time.
-    let fallbacks = crate::dataflow::wcc_dynamic::FallbackLog::default();
+    // The per-time counts the algorithms of this process report (fallback rebuilds, a census).
+    let counts = crate::dataflow::AlgorithmCounts::default();
     cluster::start();
     let guards = timely::execute(config, move |worker| {
-        worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref(), &fallbacks, taken.as_ref())
+        worker::run_worker(worker, &options, &algorithm, live_for_workers.as_deref(), &counts, taken.as_ref())
     });
     let mut report = None;
     let mut failure = None;

@@ -36,8 +36,7 @@ use super::writer::{Buffer, OutputPlan, RowBuffer, RunFacts, SinkBuffer, Writer}
 use super::{allgather, metrics, LiveShared, RunError, RunOptions, RunReport};
 use crate::dataflow::gather::to_first_worker;
 use crate::dataflow::typed::Outputs;
-use crate::dataflow::wcc_dynamic::FallbackLog;
-use crate::dataflow::{Algorithm, GraphInput};
+use crate::dataflow::{Algorithm, AlgorithmCounts, GraphInput};
 use crate::sources::window::{LatePolicy, WindowSpec};
 use crate::types::{Diff, Node, Time};
 
@@ -47,7 +46,7 @@ pub(crate) fn run_worker(
     options: &RunOptions,
     algorithms: &[Box<dyn Algorithm>],
     live: Option<&LiveShared>,
-    fallbacks: &FallbackLog,
+    counts: &AlgorithmCounts,
     taken: Option<&input::TakenInitial>,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
@@ -61,13 +60,13 @@ pub(crate) fn run_worker(
     // Built before the writer opens its files: a dataflow that fails to build (on every worker
     // alike) stops the run with nothing written.
     let Built { edges_in, arrivals_in, probe, buffers, census, plans, mut failures } =
-        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some(), fallbacks)?;
+        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some(), counts)?;
     let mut writer = open_writer(worker, options, &plans, live, source.expected())?;
     if let (Some(writer), Some(census)) = (writer.as_mut(), census) {
         writer.count_graph(census);
     }
-    if let Some(writer) = writer.as_mut().filter(|_| fallbacks.active()) {
-        writer.count_fallbacks(fallbacks.clone());
+    if let Some(writer) = writer.as_mut().filter(|_| counts.fallbacks_active()) {
+        writer.count_fallbacks(counts.clone());
     }
     let mut feeder = Feeder::new(edges_in, options.window, arrivals_in);
     let partial = feed_epochs(
@@ -374,16 +373,16 @@ fn sink<D: differential_dataflow::ExchangeData>(
 
 /// Step 4: builds every algorithm over one shared input, each ending in a sink operator that
 /// sends its output changes to worker 0 and buffers them there by time, and with
-/// `count_graph` (`--stats`) the census of the graph; the fully dynamic WCC path records its
-/// fallback rebuilds in `fallbacks`. Feeds the vertex-file vertices (they
-/// never change) and returns the inputs, the probe at the sinks and the buffers.
+/// `count_graph` (`--stats`) the census of the graph; the algorithms report their per-time
+/// counts (fallback rebuilds, a census of their own) in `counts`. Feeds the vertex-file vertices
+/// (they never change) and returns the inputs, the probe at the sinks and the buffers.
 fn build_dataflow(
     worker: &mut Worker,
     algorithms: &[Box<dyn Algorithm>],
     shape: &StreamShape,
     vertices: Vec<Node>,
     count_graph: bool,
-    fallbacks: &FallbackLog,
+    counts: &AlgorithmCounts,
 ) -> Result<Built, RunError> {
     let mut edges_in = InputSession::new();
     let mut arrivals_in: Option<ArrivalsInput> = algorithms.iter().any(|a| a.arrival_order()).then(InputSession::new);
@@ -396,11 +395,11 @@ fn build_dataflow(
         let vertices_in = &mut vertices_in;
         let arrivals_in = &mut arrivals_in;
         let (insert_only, edge_lifetime) = (shape.insert_only, shape.edge_lifetime);
-        let fallbacks = fallbacks.clone();
+        let counts = counts.clone();
         built = worker.dataflow::<Time, _, _>(move |scope| -> Result<_, RunError> {
             let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only)
                 .with_edge_lifetime(edge_lifetime)
-                .with_fallback_log(Some(fallbacks))
+                .with_counts(Some(counts))
                 .with_arrivals(arrivals_in.as_mut().map(|a| a.to_collection(scope)));
             let mut triangles = None;
             let (mut buffers, mut plans, mut failures) = (Buffers::default(), Vec::new(), Failures::default());
