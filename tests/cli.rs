@@ -239,6 +239,27 @@ fn missing_file_unknown_algorithm_and_bad_flag() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--process 2 is out of range"));
 }
 
+/// A bad value of a WCC tuning variable stops `ripples run` with status 2 and a message naming
+/// the variable, before anything runs.
+#[test]
+fn bad_wcc_tuning_variables_are_input_errors() {
+    let files = Files::new();
+    let g = files.write("g.e", "1 2\n");
+    for (name, value, needle) in [
+        ("RIPPLES_WCC_FALLBACK_BUDGET", "-1", "RIPPLES_WCC_FALLBACK_BUDGET: the fallback budget factor must be"),
+        ("RIPPLES_WCC_FALLBACK_BUDGET", "NaN", "RIPPLES_WCC_FALLBACK_BUDGET: the fallback budget factor must be"),
+        ("RIPPLES_WCC_FALLBACK_BUDGET", "lots", "RIPPLES_WCC_FALLBACK_BUDGET: not a number: 'lots'"),
+        ("RIPPLES_WCC_SHARES", "yes", "RIPPLES_WCC_SHARES: expected 1, true, 0 or false, got 'yes'"),
+    ] {
+        let out = bin().args(["run", "wcc", "--graph", s(&g), "-q"]).env(name, value).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}={value}: {stderr}");
+        assert!(stderr.contains(needle), "{name}={value}: stderr should contain {needle:?}, was: {stderr}");
+    }
+    let out = bin().args(["run", "wcc", "--graph", s(&g), "-q"]).env("RIPPLES_WCC_SHARES", "1").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn generators_write_files_the_runner_reads() {
     let files = Files::new();

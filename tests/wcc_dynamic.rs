@@ -16,7 +16,7 @@ use differential_dataflow::input::InputSession;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ripples::dataflow::wcc::{Wcc, WccGeneral};
-use ripples::dataflow::wcc_dynamic::WccDynamic;
+use ripples::dataflow::wcc_dynamic::{ForestLayout, WccDynamic, DEFAULT_BUDGET};
 use ripples::dataflow::{Algorithm, GraphInput};
 use ripples::driver::{self, RunOptions};
 use ripples::sinks::Change;
@@ -165,7 +165,10 @@ fn dynamic_path_equals_general_path_and_oracle() {
             };
             for &(budget, shares) in variants {
                 let counter = Arc::new(AtomicU64::new(0));
-                let forced = WccDynamic { budget, fallbacks: Some(counter.clone()), shares };
+                let forced = WccDynamic::default()
+                    .with_budget(budget.unwrap_or(DEFAULT_BUDGET))
+                    .with_layout(ForestLayout::from_shares(shares))
+                    .with_fallback_counter(counter.clone());
                 let log = changes(&s, batch, workers, forced);
                 assert!(
                     log == general,
@@ -268,7 +271,10 @@ fn random_batch_sizes_and_net_output() {
                 &[(None, false), (None, true), (Some(0.0), true)]
             };
             for &(budget, shares) in variants {
-                let raw = raw_output(&s, &epochs, workers, WccDynamic { budget, fallbacks: None, shares });
+                let dynamic = WccDynamic::default()
+                    .with_budget(budget.unwrap_or(DEFAULT_BUDGET))
+                    .with_layout(ForestLayout::from_shares(shares));
+                let raw = raw_output(&s, &epochs, workers, dynamic);
                 let mut seen = BTreeSet::new();
                 for &(r, t, d) in &raw {
                     assert!(d == 1 || d == -1, "seed {seed} workers {workers}: diff {d}");
@@ -312,7 +318,7 @@ fn rmat_scale_14_against_the_oracle() {
         .expect("report");
     let log = report.changes.expect("changes");
     let spread = RunOptions { trusted_input: true, ..RunOptions::memory(memory(&s, batch), 2) };
-    let shares = WccDynamic { shares: true, ..WccDynamic::default() };
+    let shares = WccDynamic::default().with_layout(ForestLayout::Shares);
     let spread = driver::run(spread, shares).expect("run").expect("report").changes.expect("changes");
     assert!(spread == log, "seed {seed}: the change logs with and without shares differ");
     let states = states_per_epoch(&log, s.epochs.len() as u64);
@@ -467,7 +473,10 @@ fn fallbacks_are_counted_per_epoch_and_in_the_summary() {
         for (workers, shares) in [(1, false), (2, false), (2, true)] {
             let what = format!("seed {seed} batch {batch} workers {workers} shares {shares}");
             let counter = Arc::new(AtomicU64::new(0));
-            let forced = WccDynamic { budget: Some(0.0), fallbacks: Some(counter.clone()), shares };
+            let forced = WccDynamic::default()
+                .with_budget(0.0)
+                .with_layout(ForestLayout::from_shares(shares))
+                .with_fallback_counter(counter.clone());
             let report =
                 driver::run(RunOptions::memory(memory(&s, batch), workers), forced).expect("run").expect("report");
             let per_epoch: Vec<u64> =

@@ -558,12 +558,46 @@ fn run(args: RunArgs) -> Result<(), RunError> {
         iterations: args.iterations,
         damping: args.damping,
         k: args.k,
+        forest: forest_params_from_env()?,
     };
     let mut algorithms = Vec::new();
     for name in args.algorithm.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         algorithms.push(dataflow::by_name(name, &params).map_err(|e| RunError::Input(format!("{:#}", e)))?);
     }
     run_jobs(&args.job, algorithms).map(|_| ())
+}
+
+/// The fully dynamic WCC path's parameters for `ripples run`, from the environment:
+/// `RIPPLES_WCC_FALLBACK_BUDGET`, the fallback budget factor (a number >= 0; default
+/// [`DEFAULT_BUDGET`](crate::dataflow::wcc_dynamic::DEFAULT_BUDGET)), and `RIPPLES_WCC_SHARES`,
+/// `1`/`true` for a forest per worker's share or `0`/`false` for the single forest at worker 0
+/// (the default). A variable that is unset or empty takes the default; any other value that
+/// does not parse or validate is an input error naming the variable.
+fn forest_params_from_env() -> Result<dataflow::wcc_dynamic::ForestParams, RunError> {
+    use dataflow::wcc_dynamic::{ForestLayout, ForestParams};
+    const BUDGET: &str = "RIPPLES_WCC_FALLBACK_BUDGET";
+    const SHARES: &str = "RIPPLES_WCC_SHARES";
+    let read = |name: &str| match std::env::var(name) {
+        Ok(v) if v.trim().is_empty() => Ok(None),
+        Ok(v) => Ok(Some(v.trim().to_string())),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(RunError::Input(format!("{name}: not valid UTF-8"))),
+    };
+    let mut params = ForestParams::default();
+    if let Some(v) = read(BUDGET)? {
+        let budget = v.parse::<f64>().map_err(|_| RunError::Input(format!("{BUDGET}: not a number: '{v}'")))?;
+        params = params.with_budget(budget);
+        params.validate().map_err(|e| RunError::Input(format!("{BUDGET}: {e}")))?;
+    }
+    if let Some(v) = read(SHARES)? {
+        let shares = match v.as_str() {
+            "1" | "true" => true,
+            "0" | "false" => false,
+            _ => return Err(RunError::Input(format!("{SHARES}: expected 1, true, 0 or false, got '{v}'"))),
+        };
+        params = params.with_layout(ForestLayout::from_shares(shares));
+    }
+    Ok(params)
 }
 
 fn gen(command: GenCommand) -> Result<(), RunError> {

@@ -341,6 +341,8 @@ pub struct Params {
     pub damping: Option<f64>,
     /// Distance bound (spanner; required, at least 1).
     pub k: Option<u32>,
+    /// The fully dynamic WCC path's parameters (wcc; see [`wcc_dynamic::ForestParams`]).
+    pub forest: wcc_dynamic::ForestParams,
 }
 
 /// Looks up a built-in algorithm by name.
@@ -348,7 +350,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
     let source = || params.source.ok_or_else(|| AlgorithmError::NeedsSource(name.to_string()));
     let iterations = params.iterations.unwrap_or(10);
     match name {
-        "wcc" => Ok(Box::new(wcc::Wcc)),
+        "wcc" => Ok(Box::new(wcc::Wcc { forest: params.forest })),
         "wcc-general" => Ok(Box::new(wcc::WccGeneral)),
         "bfs" => Ok(Box::new(bfs::Bfs { source: source()?, undirected: params.undirected })),
         "sssp" => Ok(Box::new(sssp::Sssp { source: source()?, undirected: params.undirected })),

@@ -115,7 +115,7 @@
 //! vertices named so far (address space only until used). Together with the labelling pass,
 //! the 500 epochs' two slowest (25 and 24 ms in the forest) became one of 21 ms.
 //!
-//! **Across workers** ([`WccDynamic::shares`], not the default): every worker keeps the forest
+//! **Across workers** ([`ForestLayout::Shares`], not the default): every worker keeps the forest
 //! of its share of the vertex pairs (routed by a hash of the pair) with component tags instead
 //! of smallest ids (a merge relabels the smaller tree, a split the exhausted side) and forwards,
 //! per time, only the net change of its forest edges and of its vertices' presence (a vertex is
@@ -129,12 +129,12 @@
 //! the single forest's p50 on R-MAT churn (scale 18) and 1.08× on a sliding window (scale 20); on
 //! the 2-core machine it adds a second stage (one more progress round per epoch) and end-to-end
 //! runs with 2 workers were dominated by scheduling noise for both designs. So it is opt-in
-//! (also `RIPPLES_WCC_SHARES=1` for [`super::wcc::Wcc`]); by default every record goes to
+//! (for [`Wcc`](struct@super::wcc::Wcc) too, through its [`ForestParams`]); by default every record goes to
 //! worker 0.
 //!
 //! **Bounded work.** The replacement searches of one time may take at most `factor × (links +
-//! vertices)` steps (`factor` from [`WccDynamic::budget`], else the environment variable
-//! `RIPPLES_WCC_FALLBACK_BUDGET`, else 1). A search that would exceed it stops; the rest of the
+//! vertices)` steps (`factor`: [`ForestParams::budget`], default
+//! [`DEFAULT_BUDGET`]). A search that would exceed it stops; the rest of the
 //! time's deletions only update the link counts, and the forest is then rebuilt from the
 //! present links with union-find, exactly (O(links + vertices)); every vertex is compared with its
 //! label before the time, so the output is the same. Rebuilds are counted ([`WccDynamic::fallbacks`]
@@ -205,39 +205,50 @@ use super::union_find::DenseUnionFind;
 use super::{Algorithm, AlgorithmCounts, GraphInput, ResultCollection};
 use crate::types::{Diff, Node, Time};
 
-/// The environment variable that sets the fallback budget factor (a number ≥ 0).
-pub const BUDGET_VARIABLE: &str = "RIPPLES_WCC_FALLBACK_BUDGET";
-/// The default fallback budget factor: a time's searches may take `links + vertices` steps.
-pub const DEFAULT_BUDGET: f64 = 1.0;
+mod params;
 
-/// The environment variable that makes [`super::wcc::Wcc`] keep a forest per worker's share
-/// (`1` or `true`; see [`WccDynamic::shares`]).
-pub const SHARES_VARIABLE: &str = "RIPPLES_WCC_SHARES";
-
-/// Whether [`SHARES_VARIABLE`] asks for per-worker shares.
-pub fn shares_from_env() -> bool {
-    std::env::var(SHARES_VARIABLE).map(|v| matches!(v.trim(), "1" | "true")).unwrap_or(false)
-}
-
-/// The budget factor from [`BUDGET_VARIABLE`], if it is set to a number ≥ 0.
-fn budget_from_env() -> Option<f64> {
-    let v = std::env::var(BUDGET_VARIABLE).ok()?;
-    let f: f64 = v.trim().parse().ok()?;
-    (f.is_finite() && f >= 0.0).then_some(f)
-}
+pub use params::{ForestLayout, ForestParams, ForestParamsError, DEFAULT_BUDGET};
 
 /// Weakly connected components, always on the fully dynamic path (whatever the stream promises).
-/// [`super::wcc::Wcc`] chooses it for streams that delete without a known-expiry window.
+/// [`Wcc`](struct@super::wcc::Wcc) chooses it for streams that delete without a known-expiry window.
+///
+/// ```
+/// use ripples::dataflow::wcc_dynamic::{ForestLayout, WccDynamic};
+/// // Per-worker forests, and a rebuild as soon as a time's searches take `links + vertices` / 2 steps.
+/// let wcc = WccDynamic::default().with_layout(ForestLayout::Shares).with_budget(0.5);
+/// assert!(wcc.params.validate().is_ok());
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct WccDynamic {
-    /// The fallback budget factor (`None`: [`BUDGET_VARIABLE`], else [`DEFAULT_BUDGET`]).
-    pub budget: Option<f64>,
+    /// The forest's parameters: the fallback budget factor and the layout (see the module docs).
+    pub params: ForestParams,
     /// Counts this dataflow's fallback rebuilds, if given.
     pub fallbacks: Option<Arc<AtomicU64>>,
-    /// With several workers: every worker keeps the forest of its share and forwards only its
-    /// forest's changes to worker 0 (see the module docs; the default sends every record to
-    /// worker 0).
-    pub shares: bool,
+}
+
+impl WccDynamic {
+    /// The fully dynamic path with the parameters `params`.
+    pub fn new(params: ForestParams) -> Self {
+        WccDynamic { params, fallbacks: None }
+    }
+
+    /// With the fallback budget factor `budget` (a number ≥ 0; see [`ForestParams::budget`]).
+    pub fn with_budget(mut self, budget: f64) -> Self {
+        self.params.budget = budget;
+        self
+    }
+
+    /// With the forests kept as `layout` says (per-worker shares or a single forest).
+    pub fn with_layout(mut self, layout: ForestLayout) -> Self {
+        self.params.layout = layout;
+        self
+    }
+
+    /// With this dataflow's fallback rebuilds (every forest's, at every worker) added to `counter`.
+    pub fn with_fallback_counter(mut self, counter: Arc<AtomicU64>) -> Self {
+        self.fallbacks = Some(counter);
+        self
+    }
 }
 
 impl Algorithm for WccDynamic {
@@ -245,7 +256,7 @@ impl Algorithm for WccDynamic {
         "wcc".to_string()
     }
     fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
-        wcc_dynamic(input, self.budget, self.fallbacks.clone(), self.shares)
+        wcc_dynamic(input, self.params, self.fallbacks.clone())
     }
 }
 
@@ -2127,21 +2138,22 @@ fn pair_worker(a: Node, b: Node) -> u64 {
     (lo.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ hi.rotate_left(29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 17
 }
 
-/// The fully dynamic path as a dataflow. Without `shares` (or with one worker), every record goes
-/// to worker 0, which keeps the forest and emits labels. With `shares` and several workers, every
-/// worker keeps the forest of its share of the vertex pairs (routed
-/// by a hash of the pair) in summary mode and forwards, per time, only the net change of its
-/// forest edges and of its vertices' presence; worker 0 keeps the forest of the union of these
-/// forests (it has the components of the whole graph), a worker's presence counting as a
-/// self-loop, and emits the labels. Every forest applies a time once the frontier has passed it.
-/// `budget`: the fallback budget factor (`None`: [`BUDGET_VARIABLE`], else [`DEFAULT_BUDGET`]).
+/// The fully dynamic path as a dataflow. With [`ForestLayout::Single`] (or with one worker),
+/// every record goes to worker 0, which keeps the forest and emits labels. With
+/// [`ForestLayout::Shares`] and several workers, every worker keeps the forest of its share of the
+/// vertex pairs (routed by a hash of the pair) in summary mode and forwards, per time, only the
+/// net change of its forest edges and of its vertices' presence; worker 0 keeps the forest of the
+/// union of these forests (it has the components of the whole graph), a worker's presence
+/// counting as a self-loop, and emits the labels. Every forest applies a time once the frontier
+/// has passed it. Its fallback rebuilds are added to `fallbacks`, if given, and reported per time
+/// in the input's [`AlgorithmCounts`].
 pub fn wcc_dynamic<'a>(
     input: GraphInput<'a>,
-    budget: Option<f64>,
+    params: ForestParams,
     fallbacks: Option<Arc<AtomicU64>>,
-    shares: bool,
 ) -> ResultCollection<'a> {
-    let factor = budget.or_else(budget_from_env).unwrap_or(DEFAULT_BUDGET);
+    let factor = params.budget;
+    let shares = params.layout == ForestLayout::Shares;
     let log = input.counts().cloned();
     if let Some(log) = &log {
         log.activate_fallbacks();
