@@ -3,9 +3,9 @@
 //!
 //! **Why.** Every update of the forest reads or writes one or two vertices' adjacency lists at
 //! random, and so does every step of a replacement search. Taken from the C allocator, those
-//! blocks lie on 4 KiB pages (only its large allocations could be advised), so nearly every such
-//! access also missed the TLB, and on a virtual machine a page walk goes through two levels of
-//! page tables. Carved out of 64 MiB chunks advised for huge pages, a list's page is usually
+//! blocks would lie on 4 KiB pages (only its large allocations can be advised), so nearly every
+//! such access would also miss the TLB, and on a virtual machine a page walk goes through two
+//! levels of page tables. Carved out of 64 MiB chunks advised for huge pages, a list's page is usually
 //! mapped by a TLB entry the other accesses share.
 //!
 //! **How.** A block holds `2^k` entries (`k >= 2`: 16 bytes at least, no header). A block of at
