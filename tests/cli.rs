@@ -239,6 +239,33 @@ fn missing_file_unknown_algorithm_and_bad_flag() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--process 2 is out of range"));
 }
 
+/// A bad value of a WCC tuning flag stops `ripples run` with status 2 and a message naming the
+/// flag, before anything runs; good values run.
+#[test]
+fn bad_wcc_tuning_flags_are_usage_errors() {
+    let files = Files::new();
+    let g = files.write("g.e", "1 2\n");
+    for (flag, needle) in [
+        ("--wcc-fallback-budget=-1", "the fallback budget factor must be a number >= 0"),
+        ("--wcc-fallback-budget=NaN", "the fallback budget factor must be a number >= 0"),
+        ("--wcc-fallback-budget=lots", "'lots' is not a number"),
+        ("--wcc-layout=yes", "'yes' is not a layout: give single or shares"),
+    ] {
+        let out = bin().args(["run", "wcc", "--graph", s(&g), "-q", flag]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
+        let name = flag.split('=').next().unwrap();
+        assert!(
+            stderr.contains(needle) && stderr.contains(name),
+            "{flag}: stderr should name it and say {needle:?}: {stderr}"
+        );
+    }
+    for flags in [["--wcc-layout", "shares"], ["--wcc-fallback-budget", "0"]] {
+        let out = bin().args(["run", "wcc", "--graph", s(&g), "-q", "-w", "2"]).args(flags).output().unwrap();
+        assert!(out.status.success(), "{flags:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
 #[test]
 fn generators_write_files_the_runner_reads() {
     let files = Files::new();

@@ -252,3 +252,34 @@ fn a_peer_that_never_comes_is_a_clear_error_after_the_connect_timeout() {
         String::from_utf8_lossy(&bad.stderr)
     );
 }
+
+/// The processes of a cluster must build the same dataflow: a process started with other
+/// dataflow parameters stops every process with one clear line and exit status 2, before any
+/// epoch.
+#[test]
+fn processes_with_different_dataflow_parameters_refuse_to_run() {
+    let files = Files::new();
+    let graph = files.write("g.e", "1 2\n2 3\n5 6\n");
+    let (hostfile, _) = two_process_hostfile(&files);
+    let out = files.path("o.txt");
+    let args = ["--graph".to_string(), s(&graph), "-n".into(), "2".into(), "--hostfile".into(), s(&hostfile)];
+    let mut first = args.to_vec();
+    first.extend(["--output".into(), s(&out)]);
+    let mut second = args.to_vec();
+    second.extend(["--wcc-layout".into(), "shares".into()]);
+    let mut p0 = start(&first, 0, &files.path("p0.err"));
+    let mut p1 = start(&second, 1, &files.path("p1.err"));
+    for (child, what) in [(&mut p0, "p0"), (&mut p1, "p1")] {
+        let status = wait_exit(child, PATIENCE, what);
+        let stderr = read(&files.path(&format!("{}.err", what)));
+        assert_eq!(status.code(), Some(2), "{}: {}", what, stderr);
+        assert_eq!(
+            stderr.trim_end(),
+            "ripples: error: the processes build different dataflows: process 0 runs wcc ForestParams { budget: 1.0, layout: Single } \
+             but process 1 runs wcc ForestParams { budget: 1.0, layout: Shares }; give every process the same flags",
+            "{}",
+            what
+        );
+    }
+    assert!(!out.exists(), "nothing is written");
+}

@@ -16,7 +16,7 @@ use differential_dataflow::input::InputSession;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ripples::dataflow::wcc::{Wcc, WccGeneral};
-use ripples::dataflow::wcc_dynamic::WccDynamic;
+use ripples::dataflow::wcc_dynamic::{ForestLayout, WccDynamic, DEFAULT_BUDGET};
 use ripples::dataflow::{Algorithm, GraphInput};
 use ripples::driver::{self, RunOptions};
 use ripples::sinks::Change;
@@ -165,7 +165,10 @@ fn dynamic_path_equals_general_path_and_oracle() {
             };
             for &(budget, shares) in variants {
                 let counter = Arc::new(AtomicU64::new(0));
-                let forced = WccDynamic { budget, fallbacks: Some(counter.clone()), shares };
+                let forced = WccDynamic::default()
+                    .with_budget(budget.unwrap_or(DEFAULT_BUDGET))
+                    .with_layout(ForestLayout::from_shares(shares))
+                    .with_fallback_counter(counter.clone());
                 let log = changes(&s, batch, workers, forced);
                 assert!(
                     log == general,
@@ -268,7 +271,10 @@ fn random_batch_sizes_and_net_output() {
                 &[(None, false), (None, true), (Some(0.0), true)]
             };
             for &(budget, shares) in variants {
-                let raw = raw_output(&s, &epochs, workers, WccDynamic { budget, fallbacks: None, shares });
+                let dynamic = WccDynamic::default()
+                    .with_budget(budget.unwrap_or(DEFAULT_BUDGET))
+                    .with_layout(ForestLayout::from_shares(shares));
+                let raw = raw_output(&s, &epochs, workers, dynamic);
                 let mut seen = BTreeSet::new();
                 for &(r, t, d) in &raw {
                     assert!(d == 1 || d == -1, "seed {seed} workers {workers}: diff {d}");
@@ -312,7 +318,7 @@ fn rmat_scale_14_against_the_oracle() {
         .expect("report");
     let log = report.changes.expect("changes");
     let spread = RunOptions { trusted_input: true, ..RunOptions::memory(memory(&s, batch), 2) };
-    let shares = WccDynamic { shares: true, ..WccDynamic::default() };
+    let shares = WccDynamic::default().with_layout(ForestLayout::Shares);
     let spread = driver::run(spread, shares).expect("run").expect("report").changes.expect("changes");
     assert!(spread == log, "seed {seed}: the change logs with and without shares differ");
     let states = states_per_epoch(&log, s.epochs.len() as u64);
@@ -467,7 +473,10 @@ fn fallbacks_are_counted_per_epoch_and_in_the_summary() {
         for (workers, shares) in [(1, false), (2, false), (2, true)] {
             let what = format!("seed {seed} batch {batch} workers {workers} shares {shares}");
             let counter = Arc::new(AtomicU64::new(0));
-            let forced = WccDynamic { budget: Some(0.0), fallbacks: Some(counter.clone()), shares };
+            let forced = WccDynamic::default()
+                .with_budget(0.0)
+                .with_layout(ForestLayout::from_shares(shares))
+                .with_fallback_counter(counter.clone());
             let report =
                 driver::run(RunOptions::memory(memory(&s, batch), workers), forced).expect("run").expect("report");
             let per_epoch: Vec<u64> =
@@ -500,7 +509,7 @@ fn fallbacks_are_counted_per_epoch_and_in_the_summary() {
     assert_eq!(report.summary.wcc_fallbacks, None, "insert-only stream");
 }
 
-/// `--stats` through the command line with `RIPPLES_WCC_FALLBACK_BUDGET=0`: every epoch line and
+/// `--stats` through the command line with `--wcc-fallback-budget 0`: every epoch line and
 /// the summary line carry `wcc_fallbacks`, the epochs' sum is the summary's and positive, and
 /// the change log is the one of the default budget; a `wcc-general` run's lines have no such
 /// field.
@@ -527,9 +536,7 @@ fn fallbacks_in_the_stats_file() {
             "-q",
         ]);
         if let Some(b) = budget {
-            cmd.env("RIPPLES_WCC_FALLBACK_BUDGET", b);
-        } else {
-            cmd.env_remove("RIPPLES_WCC_FALLBACK_BUDGET");
+            cmd.args(["--wcc-fallback-budget", b]);
         }
         let out = cmd.output().unwrap();
         assert!(out.status.success(), "{tag}: {}", String::from_utf8_lossy(&out.stderr));

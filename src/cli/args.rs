@@ -377,8 +377,36 @@ pub struct RunArgs {
     /// Distance bound (spanner: keep an edge iff its endpoints are more than K hops apart).
     #[arg(long, value_name = "K")]
     pub k: Option<u32>,
+    /// wcc's fully dynamic path: a time's replacement searches may take FACTOR x (links +
+    /// vertices) steps before the forest is rebuilt from scratch (a number >= 0; 0 rebuilds at
+    /// the first forest-edge deletion of every time). The change log is the same either way.
+    #[arg(long, value_name = "FACTOR", default_value_t = crate::dataflow::wcc_dynamic::DEFAULT_BUDGET, value_parser = fallback_budget)]
+    pub wcc_fallback_budget: f64,
+    /// wcc's fully dynamic path: where the spanning forests live: `single` (one forest of every
+    /// edge at worker 0) or `shares` (a forest per worker's share of the edges, and the forest of
+    /// their union at worker 0). The change log is the same either way.
+    #[arg(long, value_name = "LAYOUT", default_value = "single", value_parser = forest_layout)]
+    pub wcc_layout: crate::dataflow::wcc_dynamic::ForestLayout,
     #[command(flatten)]
     pub job: JobArgs,
+}
+
+/// `--wcc-fallback-budget`: a number >= 0 (infinity: never rebuild).
+fn fallback_budget(text: &str) -> Result<f64, String> {
+    let budget = text.parse::<f64>().map_err(|_| format!("'{}' is not a number", text))?;
+    let params = crate::dataflow::wcc_dynamic::ForestParams::default().with_budget(budget);
+    params.validate().map_err(|e| e.to_string())?;
+    Ok(budget)
+}
+
+/// `--wcc-layout`: `single` or `shares`.
+fn forest_layout(text: &str) -> Result<crate::dataflow::wcc_dynamic::ForestLayout, String> {
+    use crate::dataflow::wcc_dynamic::ForestLayout;
+    match text {
+        "single" => Ok(ForestLayout::Single),
+        "shares" => Ok(ForestLayout::Shares),
+        _ => Err(format!("'{}' is not a layout: give single or shares", text)),
+    }
 }
 
 #[derive(Subcommand, Debug)]

@@ -133,6 +133,9 @@ fn run(args: RunArgs) -> Result<(), RunError> {
         iterations: args.iterations,
         damping: args.damping,
         k: args.k,
+        forest: crate::dataflow::wcc_dynamic::ForestParams::default()
+            .with_budget(args.wcc_fallback_budget)
+            .with_layout(args.wcc_layout),
     };
     let mut algorithms = Vec::new();
     for name in args.algorithm.split(',').map(str::trim).filter(|n| !n.is_empty()) {

@@ -81,6 +81,9 @@ pub struct Bfs {
 }
 
 impl Algorithm for Bfs {
+    fn parameters(&self) -> String {
+        format!("{:?}", self)
+    }
     fn name(&self) -> String {
         "bfs".to_string()
     }

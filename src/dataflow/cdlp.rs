@@ -74,6 +74,9 @@ pub struct Cdlp {
 }
 
 impl Algorithm for Cdlp {
+    fn parameters(&self) -> String {
+        format!("{:?}", self)
+    }
     fn name(&self) -> String {
         "cdlp".to_string()
     }

@@ -74,6 +74,9 @@ pub struct Lcc {
 }
 
 impl Algorithm for Lcc {
+    fn parameters(&self) -> String {
+        format!("{:?}", self)
+    }
     fn name(&self) -> String {
         "lcc".to_string()
     }

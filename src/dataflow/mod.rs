@@ -18,6 +18,7 @@ pub mod arrivals;
 pub mod bfs;
 pub mod bipartite;
 pub mod cdlp;
+mod counts;
 pub mod degree;
 pub mod gather;
 mod id_index;
@@ -39,6 +40,8 @@ pub mod union_find;
 pub mod wcc;
 pub mod wcc_dynamic;
 pub mod wcc_window;
+
+pub use counts::AlgorithmCounts;
 
 use crate::types::{Diff, Edge, Node, Time};
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
@@ -98,7 +101,7 @@ pub struct GraphInput<'a> {
     /// result depends on arrival order ([`Algorithm::arrival_order`]); the driver feeds it only
     /// when one of them runs (`None` otherwise), always over insert-only unwindowed streams.
     pub arrivals: Option<ArrivalCollection<'a>>,
-    fallback_log: Option<wcc_dynamic::FallbackLog>,
+    counts: Option<AlgorithmCounts>,
     shared: std::rc::Rc<std::cell::RefCell<SharedIndex<'a>>>,
 }
 
@@ -112,7 +115,7 @@ impl<'a> GraphInput<'a> {
             insert_only,
             edge_lifetime: None,
             arrivals: None,
-            fallback_log: None,
+            counts: None,
             shared: Default::default(),
         }
     }
@@ -123,16 +126,16 @@ impl<'a> GraphInput<'a> {
         self
     }
 
-    /// Attaches the log in which the fully dynamic WCC path records its fallback rebuilds per
-    /// time (the driver's `--stats`; see [`wcc_dynamic::FallbackLog`]).
-    pub fn with_fallback_log(mut self, log: Option<wcc_dynamic::FallbackLog>) -> Self {
-        self.fallback_log = log;
+    /// Attaches the counters in which algorithms report per-time counts to the driver (its
+    /// `--stats`; see [`AlgorithmCounts`]).
+    pub fn with_counts(mut self, counts: Option<AlgorithmCounts>) -> Self {
+        self.counts = counts;
         self
     }
 
-    /// The log attached by [`GraphInput::with_fallback_log`], if any.
-    pub fn fallback_log(&self) -> Option<&wcc_dynamic::FallbackLog> {
-        self.fallback_log.as_ref()
+    /// The counters attached by [`GraphInput::with_counts`], if any.
+    pub fn counts(&self) -> Option<&AlgorithmCounts> {
+        self.counts.as_ref()
     }
 
     /// Declares that every edge copy entering at `t` is retracted at exactly `t + span` (see
@@ -260,6 +263,13 @@ pub trait Algorithm: Send + Sync + 'static {
     fn arrival_order(&self) -> bool {
         false
     }
+    /// The parameters that shape this algorithm's dataflow, as text (empty: none). The
+    /// processes of a cluster must build the same dataflow: before anything is loaded, every
+    /// process compares its algorithms' names and parameters with process 0's and stops on a
+    /// difference.
+    fn parameters(&self) -> String {
+        String::new()
+    }
 }
 
 /// A user-defined algorithm: a name, a closure that builds the dataflow, and a value format.
@@ -338,6 +348,8 @@ pub struct Params {
     pub damping: Option<f64>,
     /// Distance bound (spanner; required, at least 1).
     pub k: Option<u32>,
+    /// The fully dynamic WCC path's parameters (wcc; see [`wcc_dynamic::ForestParams`]).
+    pub forest: wcc_dynamic::ForestParams,
 }
 
 /// Looks up a built-in algorithm by name.
@@ -345,7 +357,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
     let source = || params.source.ok_or_else(|| AlgorithmError::NeedsSource(name.to_string()));
     let iterations = params.iterations.unwrap_or(10);
     match name {
-        "wcc" => Ok(Box::new(wcc::Wcc)),
+        "wcc" => Ok(Box::new(wcc::Wcc { forest: params.forest })),
         "wcc-general" => Ok(Box::new(wcc::WccGeneral)),
         "bfs" => Ok(Box::new(bfs::Bfs { source: source()?, undirected: params.undirected })),
         "sssp" => Ok(Box::new(sssp::Sssp { source: source()?, undirected: params.undirected })),
@@ -415,6 +427,9 @@ macro_rules! forward_algorithm {
             }
             fn arrival_order(&self) -> bool {
                 (**self).arrival_order()
+            }
+            fn parameters(&self) -> String {
+                (**self).parameters()
             }
         }
     )*};

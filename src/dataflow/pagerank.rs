@@ -110,6 +110,9 @@ pub struct PageRank {
 }
 
 impl Algorithm for PageRank {
+    fn parameters(&self) -> String {
+        format!("{:?}", self)
+    }
     fn name(&self) -> String {
         "pagerank".to_string()
     }

@@ -3,9 +3,9 @@
 //!
 //! **Why.** Every update of the forest reads or writes one or two vertices' adjacency lists at
 //! random, and so does every step of a replacement search. Taken from the C allocator, those
-//! blocks lie on 4 KiB pages (only its large allocations could be advised), so nearly every such
-//! access also missed the TLB, and on a virtual machine a page walk goes through two levels of
-//! page tables. Carved out of 64 MiB chunks advised for huge pages, a list's page is usually
+//! blocks would lie on 4 KiB pages (only its large allocations can be advised), so nearly every
+//! such access would also miss the TLB, and on a virtual machine a page walk goes through two
+//! levels of page tables. Carved out of 64 MiB chunks advised for huge pages, a list's page is usually
 //! mapped by a TLB entry the other accesses share.
 //!
 //! **How.** A block holds `2^k` entries (`k >= 2`: 16 bytes at least, no header). A block of at
@@ -18,13 +18,15 @@
 //! so the slab costs what its blocks and open runs hold, rounded up to huge pages.
 //!
 //! A [`Block`] is only ever held next to the slab that made it (the forest holds both) and never
-//! used after it: its entries are memory of the slab.
+//! used after it: its entries are memory of the slab. Giving a block back ([`Slab::release`],
+//! [`Slab::regrow`]) is `unsafe`: the block must be one of that slab's, which a block does not
+//! record (it is a pointer and a length, 16 bytes inside a vertex's 64-byte record).
 //!
 //! ```text
 //! let mut slab = Slab::default();
 //! let mut b = slab.alloc(5);          // 8 entries
 //! b.as_mut_slice()[7] = 1;
-//! slab.release(b);                    // the next 8-entry block reuses it
+//! unsafe { slab.release(b) };         // the next 8-entry block reuses it
 //! ```
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
@@ -224,7 +226,14 @@ impl Slab {
     }
 
     /// Gives `block` back (its entries may be handed out again).
-    pub(crate) fn release(&mut self, block: Block) {
+    ///
+    /// # Safety
+    ///
+    /// `block` must have been handed out by this slab ([`Slab::alloc`] or [`Slab::regrow`] of
+    /// `self`), and not released since (a block is neither `Clone` nor `Copy`, so holding it
+    /// means it was not). A block of another slab would be linked into this slab's free lists
+    /// (or, if large, deallocated by it) while the other slab still owns its memory.
+    pub(crate) unsafe fn release(&mut self, block: Block) {
         if block.len == 0 {
             return;
         }
@@ -236,20 +245,26 @@ impl Slab {
             unsafe { dealloc(p, layout) };
             return;
         }
-        // SAFETY: the block (at least 16 bytes, 16-byte aligned) is no one's now.
+        // SAFETY: the block is one of this slab's chunk blocks (the caller's contract; not in
+        // `large`), at least 16 bytes and 16-byte aligned, and no one's now.
         unsafe { p.cast::<*mut u8>().write(self.free[k]) };
         self.free[k] = p;
     }
 
     /// A block of at least `len` entries holding `block`'s first `front` and last `back`
     /// entries at its front and back (the rest unspecified); `block` is released.
-    pub(crate) fn regrow(&mut self, block: Block, len: usize, front: usize, back: usize) -> Block {
+    ///
+    /// # Safety
+    ///
+    /// As for [`Slab::release`]: `block` must have been handed out by this slab.
+    pub(crate) unsafe fn regrow(&mut self, block: Block, len: usize, front: usize, back: usize) -> Block {
         let mut grown = self.alloc(len);
         let (old, new) = (block.as_slice(), grown.as_mut_slice());
         let (n, m) = (old.len(), new.len());
         new[..front].copy_from_slice(&old[..front]);
         new[m - back..].copy_from_slice(&old[n - back..]);
-        self.release(block);
+        // SAFETY: the caller guarantees that `block` is one of this slab's.
+        unsafe { self.release(block) };
         grown
     }
 
@@ -305,13 +320,15 @@ mod tests {
                     }
                     4..=5 if !live.is_empty() => {
                         let (b, _) = live.swap_remove(rng.gen_range(0..live.len()));
-                        slab.release(b);
+                        // SAFETY: every block of `live` came from `slab`.
+                        unsafe { slab.release(b) };
                     }
                     6 if !live.is_empty() && live.last().is_some_and(|(b, _)| b.len() <= 1 << 16) => {
                         let (b, v) = live.pop().expect("not empty");
                         let n = v.len();
                         let (front, back) = (rng.gen_range(0..=n / 2), rng.gen_range(0..=n / 2));
-                        let g = slab.regrow(b, 2 * n, front, back);
+                        // SAFETY: every block of `live` came from `slab`.
+                        let g = unsafe { slab.regrow(b, 2 * n, front, back) };
                         let m = g.len();
                         assert!(m >= 2 * n, "seed {seed} step {step}");
                         assert_eq!(&g[..front], &v[..front], "seed {seed} step {step}: regrow keeps the front");
@@ -350,7 +367,8 @@ mod tests {
         let a = slab.alloc(5);
         let at = a.as_ptr();
         assert_eq!(a.len(), 8);
-        slab.release(a);
+        // SAFETY: `a` came from `slab`.
+        unsafe { slab.release(a) };
         let b = slab.alloc(8);
         assert_eq!(b.as_ptr(), at);
         let c = slab.alloc(3);

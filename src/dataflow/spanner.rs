@@ -49,6 +49,9 @@ pub struct Spanner {
 }
 
 impl Algorithm for Spanner {
+    fn parameters(&self) -> String {
+        format!("{:?}", self)
+    }
     fn name(&self) -> String {
         "spanner".to_string()
     }

@@ -85,6 +85,9 @@ pub struct Sssp {
 }
 
 impl Algorithm for Sssp {
+    fn parameters(&self) -> String {
+        format!("{:?}", self)
+    }
     fn name(&self) -> String {
         "sssp".to_string()
     }

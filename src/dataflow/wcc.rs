@@ -21,18 +21,18 @@
 //! relabels the part that lost the minimum (retracting the old label along that part first, up to
 //! its diameter in rounds). A deletion that does not split a component usually costs little.
 //!
-//! **Fully dynamic path** ([`Wcc`] when the stream deletes and no known-expiry window applies;
-//! [`super::wcc_dynamic::WccDynamic`] forces it): a spanning forest with non-tree adjacency at
-//! one worker; a deleted forest edge is replaced by a non-tree edge found by searching both sides
+//! **Fully dynamic path** ([`Wcc`](struct@Wcc) when the stream deletes and no known-expiry
+//! window applies; [`super::wcc_dynamic::WccDynamic`] forces it): a spanning forest with
+//! non-tree adjacency at one worker (by default; [`Wcc::forest`] sets its parameters); a deleted forest edge is replaced by a non-tree edge found by searching both sides
 //! of the cut at once (cost: the smaller side, usually far less), with a bounded-work fallback to
 //! a union-find rebuild; see [`super::wcc_dynamic`].
 //!
-//! **Windowed fast path** ([`Wcc`] in an event-time window without static edges, where every
-//! edge's expiry is known on arrival): a spanning forest that maximises expiry, at one worker;
-//! see [`super::wcc_window`].
+//! **Windowed fast path** ([`Wcc`](struct@Wcc) in an event-time window without static edges,
+//! where every edge's expiry is known on arrival): a spanning forest that maximises expiry, at
+//! one worker; see [`super::wcc_window`].
 //!
-//! **Insert-only fast path** ([`Wcc`] when the driver knows the stream never deletes). The
-//! summary approach of gelly-streaming, on timely: each worker keeps a disjoint-set forest of its
+//! **Insert-only fast path** ([`Wcc`](struct@Wcc) when the driver knows the stream never
+//! deletes). The summary approach of gelly-streaming, on timely: each worker keeps a disjoint-set forest of its
 //! own share of the edges and forwards only the edges that joined two of its local components (a
 //! spanning forest: at most one per vertex, ever) and the vertices it sees for the first time; one
 //! worker (the last: the driver's result sink is at worker 0) merges these summaries into a
@@ -80,20 +80,49 @@ use timely::progress::Timestamp;
 
 use super::time_stash::TimeStash;
 use super::union_find::{ForestUnionFind, LabelledForest};
+use super::wcc_dynamic::ForestParams;
 use super::{Algorithm, GraphInput, ResultCollection};
 use crate::types::{Diff, Edge, Node, Time};
 
 /// Weakly connected components: the insert-only fast path when the stream never deletes, the
 /// windowed fast path ([`super::wcc_window`]) when every edge's expiry is known on arrival, the
-/// fully dynamic path ([`super::wcc_dynamic`]) otherwise.
+/// fully dynamic path ([`super::wcc_dynamic`]) otherwise, with the parameters `forest`.
+///
+/// The constant [`Wcc`](const@Wcc) is the algorithm with the default parameters, so that `Wcc`
+/// reads as a value as the parameterless algorithms do:
+///
+/// ```
+/// use ripples::dataflow::wcc::Wcc;
+/// use ripples::dataflow::wcc_dynamic::{ForestLayout, ForestParams};
+/// assert_eq!(Wcc.forest, ForestParams::default());
+/// let shares = Wcc.with_forest(ForestParams::default().with_layout(ForestLayout::Shares));
+/// assert_eq!(shares.forest.layout, ForestLayout::Shares);
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Wcc;
+pub struct Wcc {
+    /// The fully dynamic path's parameters (the other paths have none).
+    pub forest: ForestParams,
+}
+
+/// [`struct@Wcc`] with the default parameters.
+#[allow(non_upper_case_globals)]
+pub const Wcc: Wcc = Wcc { forest: ForestParams::DEFAULT };
+
+impl Wcc {
+    /// With the fully dynamic path's parameters `forest` (its fallback budget and layout).
+    pub fn with_forest(self, forest: ForestParams) -> Self {
+        Wcc { forest }
+    }
+}
 
 /// Weakly connected components, always on the general differential path (label propagation).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct WccGeneral;
 
 impl Algorithm for Wcc {
+    fn parameters(&self) -> String {
+        format!("{:?}", self.forest)
+    }
     fn name(&self) -> String {
         "wcc".to_string()
     }
@@ -103,7 +132,7 @@ impl Algorithm for Wcc {
         } else if let Some(span) = input.edge_lifetime {
             super::wcc_window::wcc_window(input, span)
         } else {
-            super::wcc_dynamic::wcc_dynamic(input, None, None, super::wcc_dynamic::shares_from_env())
+            super::wcc_dynamic::wcc_dynamic(input, self.forest, None)
         }
     }
 }
@@ -128,7 +157,7 @@ pub type ArrangedPairs<'a, T> = Arranged<'a, TraceAgent<ValSpine<Node, Node, T, 
 /// **The collection rung**: `(vertex, smallest id in its component)` for every vertex of
 /// `nodes`, over `(src, dst)` edges of any direction and multiplicity, at any timestamp `T` — in
 /// a user's own dataflow or inside an `iterate` scope. This is the general path (label
-/// propagation, cost as in the module docs); the fast paths of [`Wcc`] need the driver's
+/// propagation, cost as in the module docs); the fast paths of [`Wcc`](struct@Wcc) need the driver's
 /// knowledge of the stream and stay there. Endpoints of `edges` missing from `nodes` get no
 /// label of their own but pass labels on.
 ///

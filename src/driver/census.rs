@@ -11,9 +11,10 @@
 //! How: the changes of the shared vertex set and edge set, when an algorithm of the run built
 //! them (most differential ones do), and the `triangles` output's changes weighted by their
 //! value, are summed per time at worker 0 into a buffer the writer drains as epochs complete.
-//! When the fully dynamic WCC path runs with one forest (the default), that forest knows both
-//! already: after every time it applies, its present vertices and links go into the process's
-//! [`FallbackLog`], and the census reads them there (nothing is built for it). Any other run
+//! When an algorithm sees the whole graph and counts both already (the fully dynamic WCC path
+//! with one forest, the default: its present vertices and links after every time it applies),
+//! it records them in the process's [`AlgorithmCounts`], and the census reads them there
+//! (nothing is built for it). Any other run
 //! whose algorithms build neither set (WCC's insert-only path keeps no edges at all) counts them
 //! with `distinct_counts` instead: a count per vertex and per vertex pair in a
 //! hash map at the worker the key hashes to, and per time only the number of keys whose count
@@ -37,8 +38,7 @@ use timely::dataflow::operators::{Concat, Probe};
 use timely::dataflow::{ProbeHandle, StreamVec};
 
 use crate::dataflow::time_stash::TimeStash;
-use crate::dataflow::wcc_dynamic::FallbackLog;
-use crate::dataflow::{GraphInput, ResultCollection};
+use crate::dataflow::{AlgorithmCounts, GraphInput, ResultCollection};
 use crate::types::Node;
 use crate::types::{Diff, Time};
 
@@ -61,8 +61,8 @@ pub struct Census {
     buffer: Buffer,
     totals: [i64; 3],
     triangles: bool,
-    /// The fully dynamic WCC forest's own counts, when it sees the whole graph.
-    forest: Option<FallbackLog>,
+    /// An algorithm's own census, when it sees the whole graph.
+    reported: Option<AlgorithmCounts>,
 }
 
 impl Census {
@@ -75,9 +75,9 @@ impl Census {
     ) -> Self {
         let buffer: Buffer = Rc::default();
         let has_triangles = triangles.is_some();
-        // A fully dynamic WCC forest that sees the whole graph counts both already.
-        let forest = input.fallback_log().filter(|log| log.counts_active()).cloned();
-        let (vertices, edges) = if forest.is_some() {
+        // An algorithm that sees the whole graph counts both already.
+        let reported = input.counts().filter(|counts| counts.census_active()).cloned();
+        let (vertices, edges) = if reported.is_some() {
             (None, None)
         } else {
             let vertices = if input.has_vertex_set() {
@@ -101,7 +101,7 @@ impl Census {
         };
         let triangles = triangles.map(|t| t.explode(|(_, corners)| Some((2u8, corners as Diff))).inner);
         let Some(all) = [vertices, edges, triangles].into_iter().flatten().reduce(|a, b| a.concat(b)) else {
-            return Census { buffer, totals: [0; 3], triangles: has_triangles, forest };
+            return Census { buffer, totals: [0; 3], triangles: has_triangles, reported };
         };
         let sink = buffer.clone();
         all.unary_frontier::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
@@ -119,7 +119,7 @@ impl Census {
             },
         )
         .probe_with(probe);
-        Census { buffer, totals: [0; 3], triangles: has_triangles, forest }
+        Census { buffer, totals: [0; 3], triangles: has_triangles, reported }
     }
 
     /// The counts once every time below `frontier` is applied (the writer calls it as each
@@ -131,9 +131,9 @@ impl Census {
                 *total += d;
             }
         }
-        if let Some((vertices, links)) = self.forest.as_ref().and_then(|log| log.counts_below(frontier)) {
+        if let Some((vertices, edges)) = self.reported.as_ref().and_then(|counts| counts.census_below(frontier)) {
             self.totals[0] = vertices as i64;
-            self.totals[1] = links as i64;
+            self.totals[1] = edges as i64;
         }
         let count = |i: usize| u64::try_from(self.totals[i]).unwrap_or(0);
         GraphCounts { vertices: count(0), edges: count(1), triangles: self.triangles.then(|| count(2) / 3) }

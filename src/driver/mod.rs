@@ -254,8 +254,8 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     );
     let options = Arc::new(options);
     let live_for_workers = live.clone();
-    // The fully dynamic WCC path's fallback rebuilds of this process's forests, by time.
-    let fallbacks = crate::dataflow::wcc_dynamic::FallbackLog::default();
+    // The per-time counts the algorithms of this process report (fallback rebuilds, a census).
+    let counts = crate::dataflow::AlgorithmCounts::default();
     let supervision = cluster::Supervision::start();
     let mark = supervision.marker();
     let guards =
@@ -268,7 +268,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
                         &options,
                         &algorithm,
                         live_for_workers.as_deref(),
-                        &fallbacks,
+                        &counts,
                         taken.as_ref(),
                     )
                 })

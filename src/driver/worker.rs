@@ -36,10 +36,38 @@ use super::writer::{Buffer, OutputPlan, RowBuffer, RunFacts, SinkBuffer, Writer}
 use super::{allgather, metrics, LiveShared, RunError, RunOptions, RunReport};
 use crate::dataflow::gather::to_first_worker;
 use crate::dataflow::typed::Outputs;
-use crate::dataflow::wcc_dynamic::FallbackLog;
-use crate::dataflow::{Algorithm, GraphInput};
+use crate::dataflow::{Algorithm, AlgorithmCounts, GraphInput};
 use crate::sources::window::{LatePolicy, WindowSpec};
 use crate::types::{Diff, Node, Time};
+
+/// In a cluster, every process must build the same dataflow: each worker learns every
+/// process's algorithms and their parameters, and a difference from process 0's stops the run
+/// on every process (an input error: the flags differ), before anything is loaded.
+fn same_dataflow_everywhere(
+    worker: &mut Worker,
+    options: &RunOptions,
+    algorithms: &[Box<dyn Algorithm>],
+) -> Result<(), RunError> {
+    if options.layout.processes <= 1 {
+        return Ok(());
+    }
+    let describe = |a: &Box<dyn Algorithm>| match a.parameters() {
+        p if p.is_empty() => a.name(),
+        p => format!("{} {}", a.name(), p),
+    };
+    let mine: Vec<String> = algorithms.iter().map(describe).collect();
+    let all = allgather::allgather(worker, mine);
+    let workers = options.layout.workers.max(1);
+    match all.iter().position(|theirs| theirs != &all[0]) {
+        None => Ok(()),
+        Some(w) => Err(RunError::Input(format!(
+            "the processes build different dataflows: process 0 runs {} but process {} runs {}; give every process the same flags",
+            all[0].join(", "),
+            w / workers,
+            all[w].join(", ")
+        ))),
+    }
+}
 
 /// Runs one worker (see the module docs). Returns the report on the writing worker.
 pub(crate) fn run_worker(
@@ -47,10 +75,11 @@ pub(crate) fn run_worker(
     options: &RunOptions,
     algorithms: &[Box<dyn Algorithm>],
     live: Option<&LiveShared>,
-    fallbacks: &FallbackLog,
+    counts: &AlgorithmCounts,
     taken: Option<&input::TakenInitial>,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
+    same_dataflow_everywhere(worker, options, algorithms)?;
     let (mut share, facts) = load(worker, options, taken)?;
     let load_seconds = started.elapsed().as_secs_f64();
     write_late_output(worker, options, &facts)?;
@@ -61,13 +90,13 @@ pub(crate) fn run_worker(
     // Built before the writer opens its files: a dataflow that fails to build (on every worker
     // alike) stops the run with nothing written.
     let Built { edges_in, arrivals_in, probe, buffers, census, plans, mut failures } =
-        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some(), fallbacks)?;
+        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some(), counts)?;
     let mut writer = open_writer(worker, options, &plans, live, source.expected())?;
     if let (Some(writer), Some(census)) = (writer.as_mut(), census) {
         writer.count_graph(census);
     }
-    if let Some(writer) = writer.as_mut().filter(|_| fallbacks.active()) {
-        writer.count_fallbacks(fallbacks.clone());
+    if let Some(writer) = writer.as_mut().filter(|_| counts.fallbacks_active()) {
+        writer.count_fallbacks(counts.clone());
     }
     let mut feeder = Feeder::new(edges_in, options.window, arrivals_in);
     let partial = feed_epochs(
@@ -376,16 +405,16 @@ fn sink<D: differential_dataflow::ExchangeData>(
 
 /// Step 4: builds every algorithm over one shared input, each ending in a sink operator that
 /// sends its output changes to worker 0 and buffers them there by time, and with
-/// `count_graph` (`--stats`) the census of the graph; the fully dynamic WCC path records its
-/// fallback rebuilds in `fallbacks`. Feeds the vertex-file vertices (they
-/// never change) and returns the inputs, the probe at the sinks and the buffers.
+/// `count_graph` (`--stats`) the census of the graph; the algorithms report their per-time
+/// counts (fallback rebuilds, a census of their own) in `counts`. Feeds the vertex-file vertices
+/// (they never change) and returns the inputs, the probe at the sinks and the buffers.
 fn build_dataflow(
     worker: &mut Worker,
     algorithms: &[Box<dyn Algorithm>],
     shape: &StreamShape,
     vertices: Vec<Node>,
     count_graph: bool,
-    fallbacks: &FallbackLog,
+    counts: &AlgorithmCounts,
 ) -> Result<Built, RunError> {
     let mut edges_in = InputSession::new();
     let mut arrivals_in: Option<ArrivalsInput> = algorithms.iter().any(|a| a.arrival_order()).then(InputSession::new);
@@ -398,11 +427,11 @@ fn build_dataflow(
         let vertices_in = &mut vertices_in;
         let arrivals_in = &mut arrivals_in;
         let (insert_only, edge_lifetime) = (shape.insert_only, shape.edge_lifetime);
-        let fallbacks = fallbacks.clone();
+        let counts = counts.clone();
         built = worker.dataflow::<Time, _, _>(move |scope| -> Result<_, RunError> {
             let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only)
                 .with_edge_lifetime(edge_lifetime)
-                .with_fallback_log(Some(fallbacks))
+                .with_counts(Some(counts))
                 .with_arrivals(arrivals_in.as_mut().map(|a| a.to_collection(scope)));
             let mut triangles = None;
             let (mut buffers, mut plans, mut failures) = (Buffers::default(), Vec::new(), Failures::default());

@@ -19,8 +19,8 @@ use super::metrics;
 use super::observe::{EpochView, Observers, OutputInfo};
 use super::resume::Resume;
 use super::{AlgorithmReport, OutputReport, RunError, RunOptions, RunReport};
-use crate::dataflow::wcc_dynamic::FallbackLog;
 use crate::dataflow::Algorithm;
+use crate::dataflow::AlgorithmCounts;
 use crate::sinks::{Change, Progress, ResultSink, RowSink, RunSummary, StatsWriter};
 use crate::types::format::{RowFormat, ValueFormat};
 use crate::types::stats::{EpochStats, LatencySummary};
@@ -155,8 +155,8 @@ pub struct Writer {
     max_observer_lag: Option<u64>,
     /// `--stats`: the graph's counts, and the latest.
     census: Option<(Census, GraphCounts)>,
-    /// The fully dynamic WCC path's fallback log and its rebuilds so far.
-    fallbacks: Option<(FallbackLog, u64)>,
+    /// The algorithms' reported counts, when one reports fallback rebuilds, and the rebuilds so far.
+    fallbacks: Option<(AlgorithmCounts, u64)>,
 }
 
 /// Facts about the run the summary reports besides what the writer measured.
@@ -293,16 +293,17 @@ impl Writer {
         self.census = Some((census, GraphCounts::default()));
     }
 
-    /// Reports the fully dynamic WCC path's fallback rebuilds with every epoch and in the summary.
-    pub fn count_fallbacks(&mut self, log: FallbackLog) {
-        self.fallbacks = Some((log, 0));
+    /// Reports the fallback rebuilds an algorithm records in `counts` (the fully dynamic WCC
+    /// path's) with every epoch and in the summary.
+    pub fn count_fallbacks(&mut self, counts: AlgorithmCounts) {
+        self.fallbacks = Some((counts, 0));
     }
 
-    /// The fallback rebuilds of the times below `frontier` not counted yet (`None` unless the
-    /// fully dynamic WCC path runs).
+    /// The fallback rebuilds of the times below `frontier` not counted yet (`None` unless an
+    /// algorithm reports them).
     fn fallbacks_below(&mut self, frontier: Time) -> Option<u64> {
-        self.fallbacks.as_mut().map(|(log, total)| {
-            let n = log.take_below(frontier);
+        self.fallbacks.as_mut().map(|(counts, total)| {
+            let n = counts.take_fallbacks_below(frontier);
             *total += n;
             n
         })

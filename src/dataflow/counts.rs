@@ -1,0 +1,91 @@
+//! Per-time counters that an algorithm reports to the driver for `--stats`, through
+//! [`AlgorithmCounts`]: the driver hands one to the dataflows of a process
+//! ([`super::GraphInput::with_counts`]), an algorithm that keeps such counts writes them there at
+//! every time it applies, and the driver's writer and census read them as epochs complete.
+//!
+//! **Why.** Some algorithms know numbers about the run for free that the driver would otherwise
+//! have to compute or could not see at all: how often a bounded-work algorithm fell back to a
+//! rebuild from scratch (the fully dynamic WCC forest, [`super::wcc_dynamic`]), or, when one
+//! operator sees the whole graph, its present vertices and edges (the census that `--stats`
+//! reports). The channel is generic, so the driver needs to know no algorithm to read it.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::types::Time;
+
+/// Counters by time that the algorithms of one process report (see the module docs): fallback
+/// rebuilds, and the graph's census when an algorithm sees the whole graph. Cloning shares the
+/// counters.
+#[derive(Clone, Debug, Default)]
+pub struct AlgorithmCounts(Arc<Mutex<Record>>);
+
+#[derive(Debug, Default)]
+struct Record {
+    /// An algorithm that counts fallback rebuilds runs in this process.
+    fallbacks_active: bool,
+    fallbacks: BTreeMap<Time, u64>,
+    /// An algorithm records the graph's census: per time applied, the present vertices and
+    /// edges after it (see [`AlgorithmCounts::census_below`]).
+    census_active: bool,
+    census: BTreeMap<Time, (u64, u64)>,
+}
+
+impl AlgorithmCounts {
+    fn lock(&self) -> MutexGuard<'_, Record> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Marks the fallback counts as reported: an algorithm that counts its fallback rebuilds
+    /// (the fully dynamic WCC path) runs in this process, so every epoch has a count (0 too).
+    pub fn activate_fallbacks(&self) {
+        self.lock().fallbacks_active = true;
+    }
+
+    /// Whether an algorithm reports fallback rebuilds in this process.
+    pub fn fallbacks_active(&self) -> bool {
+        self.lock().fallbacks_active
+    }
+
+    /// Records `rebuilds` fallback rebuilds at time `t`.
+    pub fn record_fallbacks(&self, t: Time, rebuilds: u64) {
+        if rebuilds > 0 {
+            *self.lock().fallbacks.entry(t).or_insert(0) += rebuilds;
+        }
+    }
+
+    /// Removes the fallback rebuilds of the times below `frontier` and returns their sum.
+    pub fn take_fallbacks_below(&self, frontier: Time) -> u64 {
+        let mut record = self.lock();
+        let later = record.fallbacks.split_off(&frontier);
+        let done = std::mem::replace(&mut record.fallbacks, later);
+        done.values().sum()
+    }
+
+    /// Marks the counts as holding the graph's census: an algorithm sees every record of the
+    /// graph in this process (the fully dynamic WCC path with a single forest), so its present
+    /// vertices and edges are the `--stats` counts (`"vertices"`: the vertex set; `"edges"`:
+    /// the present pairs `{u, v}`, `u != v`), for free.
+    pub fn activate_census(&self) {
+        self.lock().census_active = true;
+    }
+
+    /// Whether an algorithm records the graph's census here.
+    pub fn census_active(&self) -> bool {
+        self.lock().census_active
+    }
+
+    /// Records the census after time `t`: `vertices` present, `edges` present.
+    pub fn record_census(&self, t: Time, vertices: u64, edges: u64) {
+        self.lock().census.insert(t, (vertices, edges));
+    }
+
+    /// The census after the last time below `frontier` that changed the graph (`None`: none
+    /// did since the last call), forgetting the times before it.
+    pub fn census_below(&self, frontier: Time) -> Option<(u64, u64)> {
+        let mut record = self.lock();
+        let later = record.census.split_off(&frontier);
+        let done = std::mem::replace(&mut record.census, later);
+        done.into_values().next_back()
+    }
+}
