@@ -51,11 +51,11 @@ fn same_dataflow_everywhere(
     if options.layout.processes <= 1 {
         return Ok(());
     }
-    let describe = |a: &Box<dyn Algorithm>| match a.parameters() {
+    let describe = |a: &dyn Algorithm| match a.parameters() {
         p if p.is_empty() => a.name(),
         p => format!("{} {}", a.name(), p),
     };
-    let mine: Vec<String> = algorithms.iter().map(describe).collect();
+    let mine: Vec<String> = algorithms.iter().map(|a| describe(a.as_ref())).collect();
     let all = allgather::allgather(worker, mine);
     let workers = options.layout.workers.max(1);
     match all.iter().position(|theirs| theirs != &all[0]) {

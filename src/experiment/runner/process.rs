@@ -18,8 +18,22 @@ pub(super) struct Ended {
     pub(super) user: f64,
     /// System CPU seconds, summed over the processes.
     pub(super) system: f64,
-    /// The sum of the processes' peak resident memory.
+    /// The sum of the processes' peak resident memory (see [`peak_rss`]).
     pub(super) max_rss_bytes: u64,
+}
+
+/// A running child's peak resident memory so far (`VmHWM` of `/proc/PID/status`), in bytes.
+///
+/// `wait4`'s `ru_maxrss` is no measure of a child's own memory: a child created by fork keeps
+/// the high-water mark of the parent's memory it started as, even after `exec` (Linux carries
+/// the old address space's peak into the new program), so every child smaller than the runner
+/// reported the runner's size. `VmHWM` belongs to the child's own address space; the runner
+/// reads it while it waits, and takes `ru_maxrss` only for a child it never saw running.
+fn peak_rss(pid: libc::pid_t) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", pid)).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.trim_start_matches("VmHWM:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Runs every command line of `argvs` (the processes of one cell), each with stdout and stderr
@@ -84,11 +98,17 @@ pub(super) fn spawn_and_wait(
     let (mut user, mut system, mut max_rss_bytes) = (0.0, 0.0, 0u64);
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let mut pending = pids.clone();
+    // The peak resident memory seen of each process while it ran.
+    let mut seen: std::collections::HashMap<libc::pid_t, u64> = std::collections::HashMap::new();
     while !pending.is_empty() {
         let mut progressed = false;
         let mut i = 0;
         while i < pending.len() {
             let pid = pending[i];
+            if let Some(bytes) = peak_rss(pid) {
+                let peak = seen.entry(pid).or_insert(0);
+                *peak = (*peak).max(bytes);
+            }
             let mut status: libc::c_int = 0;
             // SAFETY: rusage is plain data; wait4 is called with a pid this process spawned.
             let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -98,7 +118,10 @@ pub(super) fn spawn_and_wait(
                 pending.swap_remove(i);
                 user += secs(usage.ru_utime);
                 system += secs(usage.ru_stime);
-                max_rss_bytes += usage.ru_maxrss as u64 * 1024;
+                max_rss_bytes += match seen.get(&pid) {
+                    Some(&bytes) if bytes > 0 => bytes,
+                    _ => usage.ru_maxrss as u64 * 1024,
+                };
                 let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -libc::WTERMSIG(status) };
                 if code != 0 && first_failure == 0 && !killed {
                     first_failure = code;
@@ -138,4 +161,28 @@ pub(super) fn free_ports(processes: usize) -> Result<Vec<u16>, String> {
         .collect::<Result<_, _>>()
         .map_err(|e| format!("cannot find a free loopback port: {e}"))?;
     listeners.iter().map(|l| l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small child of a large runner is measured at its own size: `ru_maxrss` alone would
+    /// report at least the runner's memory (the high-water mark a forked child starts from).
+    #[test]
+    fn a_childs_peak_memory_is_its_own() {
+        // The runner holds 256 MiB, touched.
+        let ballast = vec![1u8; 256 << 20];
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("sleep.log");
+        let argv = vec!["sleep".to_string(), "0.3".to_string()];
+        let ended = spawn_and_wait(&[argv], &[log], Duration::from_secs(30), None).expect("sleep runs");
+        assert_eq!(ended.status, 0);
+        assert!(
+            ended.max_rss_bytes > 0 && ended.max_rss_bytes < 64 << 20,
+            "sleep's peak: {} bytes",
+            ended.max_rss_bytes
+        );
+        assert_eq!(ballast.iter().map(|&b| b as usize).sum::<usize>(), 256 << 20);
+    }
 }
