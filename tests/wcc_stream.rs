@@ -115,3 +115,44 @@ fn stats_are_per_epoch() {
     assert_eq!(lines, report.changes.unwrap().len() as u64);
     assert!(report.epochs.iter().all(|e| e.rss_bytes > 0));
 }
+
+/// A run cut short by its time limit writes only exact epochs, whatever epoch it stops at: the
+/// writer decides where the run stops and the other workers of its process follow (a worker
+/// that stopped on its own clock first would let the writer write an epoch without its share).
+/// Fixed seeds; many stopping points through the limits.
+#[test]
+fn a_time_limited_run_writes_only_exact_epochs() {
+    let mut stopped_early = 0;
+    for seed in 20..=27u64 {
+        let stream = rebatch(&random_stream(seed, 40, 30, 300, 6), 6);
+        let expected = edge_counts_per_epoch(&stream);
+        for workers in [2, 3] {
+            let updates: Vec<Update> = stream.epochs.iter().flatten().copied().collect();
+            let mem = MemoryStream {
+                vertices: stream.vertices.clone(),
+                initial: stream.initial.iter().map(|&(s, d)| (s, d, None)).collect(),
+                updates,
+                batch: 6,
+            };
+            let limit = std::time::Duration::from_micros(200 * seed);
+            let options = RunOptions { time_limit: Some(limit), ..RunOptions::memory(mem, workers) };
+            let report = driver::run(options, Wcc).expect("run").expect("writer report");
+            let last = report.epochs.last().expect("epoch 0 at least").epoch;
+            stopped_early += usize::from(last < stream.epochs.len() as u64);
+            let states = states_per_epoch(&report.changes.expect("collected changes"), last);
+            for (epoch, counts) in expected.iter().enumerate().take(last as usize + 1) {
+                let (vs, es) = oracle_input(&stream.vertices, counts);
+                assert_eq!(
+                    states[epoch],
+                    ripples::oracle::wcc(&vs, &es),
+                    "seed {} workers {} (stopped after epoch {}): WCC differs from the oracle at epoch {}",
+                    seed,
+                    workers,
+                    last,
+                    epoch
+                );
+            }
+        }
+    }
+    assert!(stopped_early > 0, "no run stopped at its time limit: the test checks nothing");
+}

@@ -256,6 +256,8 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     let live_for_workers = live.clone();
     // The per-time counts the algorithms of this process report (fallback rebuilds, a census).
     let counts = crate::dataflow::AlgorithmCounts::default();
+    // The last epoch the writer wrote before its time limit (see `worker::feed_epochs`).
+    let stop = Arc::new(std::sync::atomic::AtomicU64::new(Time::MAX));
     let supervision = cluster::Supervision::start();
     let mark = supervision.marker();
     let guards =
@@ -270,6 +272,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
                         live_for_workers.as_deref(),
                         &counts,
                         taken.as_ref(),
+                        &stop,
                     )
                 })
                 .map_err(|e| RunError::Other(format!("cannot start workers: {}", e)))

@@ -19,6 +19,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use differential_dataflow::input::InputSession;
@@ -77,6 +78,7 @@ pub(crate) fn run_worker(
     live: Option<&LiveShared>,
     counts: &AlgorithmCounts,
     taken: Option<&input::TakenInitial>,
+    stop: &AtomicU64,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
     same_dataflow_everywhere(worker, options, algorithms)?;
@@ -107,7 +109,7 @@ pub(crate) fn run_worker(
         writer.as_mut(),
         &buffers,
         &mut failures,
-        options.time_limit,
+        (options.time_limit, stop),
         shape.edge_lifetime.is_some(),
     )?;
     feeder.close();
@@ -493,8 +495,13 @@ fn end_replay(feeder: &mut Feeder, r: Replay, exact_lifetimes: bool) -> (Time, u
 }
 
 /// Step 6: the feed loop. Feeds every epoch of `source`, waits until the dataflow has completed
-/// it, and hands it to the writer. Returns whether the run stopped early at its time limit
-/// (every worker decides on its own clock; they are in step at epoch boundaries).
+/// it, and hands it to the writer. Returns whether the run stopped early at its time limit.
+///
+/// The writer alone decides when the time limit has passed, and records the last epoch it
+/// wrote in `stop`; the other workers of its process stop once they have closed that epoch. (A
+/// worker that stopped on its own clock one epoch before the writer would let the writer write
+/// an epoch without that worker's share of it.) Workers of other processes, which cannot see
+/// `stop`, feed to the end of their input; nothing after the writer's last epoch is written.
 #[allow(clippy::too_many_arguments)]
 fn feed_epochs(
     worker: &mut Worker,
@@ -504,7 +511,7 @@ fn feed_epochs(
     mut writer: Option<&mut Writer>,
     buffers: &Buffers,
     failures: &mut Failures,
-    time_limit: Option<Duration>,
+    (time_limit, stop): (Option<Duration>, &AtomicU64),
     exact_lifetimes: bool,
 ) -> Result<bool, RunError> {
     let mut closed = 0u64;
@@ -554,7 +561,12 @@ fn feed_epochs(
         if number > 0 {
             update_seconds += latency;
         }
-        if time_limit.is_some_and(|limit| number > 0 && update_seconds >= limit.as_secs_f64()) {
+        if writer.is_some() {
+            if time_limit.is_some_and(|limit| number > 0 && update_seconds >= limit.as_secs_f64()) {
+                stop.store(number, Ordering::SeqCst);
+                return Ok(true);
+            }
+        } else if number >= stop.load(Ordering::SeqCst) {
             return Ok(true);
         }
     }
