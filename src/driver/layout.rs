@@ -50,6 +50,10 @@ macro_rules! invalid {
     ($($arg:tt)*) => { return Err(LayoutError::Invalid(format!($($arg)*))) };
 }
 
+/// How long an idle worker of a single-process run polls for work before it parks (a worker
+/// with nothing to do for longer takes no CPU).
+pub const IDLE_SPIN: std::time::Duration = std::time::Duration::from_millis(1);
+
 /// Workers and processes of a run.
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -112,7 +116,16 @@ impl Layout {
                 zerocopy: false,
             }
         };
-        Ok(timely::Config { communication, worker: timely::WorkerConfig::default() })
+        // In one process an idle worker polls for `IDLE_SPIN` before it parks: waits within an
+        // epoch (a peer's share, the forest at worker 0) are mostly shorter, and waking a parked
+        // thread costs more than the wait. In a cluster it parks almost at once (timely's
+        // default): a polling worker would take the core its process's network threads need to
+        // deliver what it waits for.
+        let worker = match self.processes {
+            1 => timely::WorkerConfig::default().idle_spin(IDLE_SPIN),
+            _ => timely::WorkerConfig::default(),
+        };
+        Ok(timely::Config { communication, worker })
     }
 }
 
