@@ -283,3 +283,42 @@ fn processes_with_different_dataflow_parameters_refuse_to_run() {
     }
     assert!(!out.exists(), "nothing is written");
 }
+
+/// `--stats` given to process 0 alone (the only process that writes it) still builds the same
+/// dataflow on every process: the run completes, and the stats file has one line per epoch and
+/// the summary, with the graph's counts. (A process that built the census operators while its
+/// peer did not used to wait for that peer for ever.)
+#[test]
+fn stats_on_process_zero_alone_completes() {
+    let files = Files::new();
+    let graph = files.write("g.e", "1 2\n2 3\n5 6\n7 8\n");
+    let updates = files.write("u.txt", "8 9\n- 1 2\n3 5\n- 7 8\n");
+    let (hostfile, _) = two_process_hostfile(&files);
+    let stats = files.path("stats.jsonl");
+    let args = [
+        "--graph".to_string(),
+        s(&graph),
+        "--updates".into(),
+        s(&updates),
+        "--batch".into(),
+        "2".into(),
+        "-n".into(),
+        "2".into(),
+        "--hostfile".into(),
+        s(&hostfile),
+    ];
+    let mut first = args.to_vec();
+    first.extend(["--stats".into(), s(&stats)]);
+    let mut p0 = start(&first, 0, &files.path("p0.err"));
+    let mut p1 = start(&args, 1, &files.path("p1.err"));
+    for (child, what) in [(&mut p0, "p0"), (&mut p1, "p1")] {
+        let status = wait_exit(child, PATIENCE, what);
+        assert!(status.success(), "{}: {}", what, read(&files.path(&format!("{}.err", what))));
+    }
+    let lines: Vec<serde_json::Value> =
+        read(&stats).lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    assert_eq!(lines.len(), 3 + 1, "epochs 0, 1, 2 and the summary: {lines:?}");
+    // Epoch 2 ends with 1-2 and 7-8 deleted: edges 2-3, 5-6, 8-9, 3-5 on vertices 2, 3, 5, 6, 8, 9.
+    assert_eq!(lines[2]["edges"], 4, "{lines:?}");
+    assert_eq!(lines[2]["vertices"], 6, "{lines:?}");
+}

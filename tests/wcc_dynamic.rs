@@ -557,3 +557,61 @@ fn fallbacks_in_the_stats_file() {
     assert_eq!(general, plain, "the general path's change log differs");
     assert!(lines.iter().all(|l| l.get("wcc_fallbacks").is_none()));
 }
+
+/// Two processes (two runs of the driver in this test's process, joined over loopback), 1 and 2
+/// workers each, in either forest layout: process 0's change log equals one worker's, which
+/// equals the oracle at every epoch (`dynamic_path_equals_general_path_and_oracle`); adversarial
+/// streams aim deletions at forest edges, bridges and minimum-id vertices.
+#[test]
+fn two_processes_in_either_layout_write_one_workers_change_log() {
+    use ripples::driver::Layout;
+    for seed in [31u64, 32, 33] {
+        let s = adversarial_stream(seed, 30 + seed as usize % 7, 24, 160);
+        let batch = 2 + seed as usize % 5;
+        let general = changes(&s, batch, 1, WccGeneral);
+        let rebatched = RandomStream {
+            vertices: s.vertices.clone(),
+            initial: s.initial.clone(),
+            epochs: s.epochs[0].chunks(batch).map(|c| c.to_vec()).collect(),
+        };
+        let states = states_per_epoch(&general, rebatched.epochs.len() as u64);
+        for (epoch, counts) in edge_counts_per_epoch(&rebatched).iter().enumerate() {
+            let (vs, es) = oracle_input(&s.vertices, counts);
+            assert_eq!(states[epoch], ripples::oracle::wcc(&vs, &es), "seed {seed} batch {batch} epoch {epoch}");
+        }
+        for workers in [1, 2] {
+            for layout in [ForestLayout::Single, ForestLayout::Shares] {
+                let files = Files::new();
+                let hosts =
+                    format!("127.0.0.1:{}\n127.0.0.1:{}\n", common::process::free_port(), common::process::free_port());
+                let hostfile = files.write("hosts", &hosts);
+                let runs: Vec<_> = (0..2)
+                    .map(|process| {
+                        let mut options = RunOptions::memory(memory(&s, batch), workers);
+                        options.layout = Layout {
+                            processes: 2,
+                            process,
+                            hostfile: Some(hostfile.clone()),
+                            ..Layout::threads(workers)
+                        };
+                        let wcc = WccDynamic::default().with_layout(layout);
+                        std::thread::spawn(move || driver::run(options, wcc))
+                    })
+                    .collect();
+                let mut logs = Vec::new();
+                for run in runs {
+                    let report = run.join().expect("run thread").unwrap_or_else(|e| {
+                        panic!("seed {seed} workers {workers} layout {layout:?}: {e}");
+                    });
+                    logs.push(report.and_then(|r| r.changes));
+                }
+                let log = logs[0].take().expect("process 0 reports its change log");
+                assert!(logs[1].is_none(), "seed {seed}: process 1 writes nothing");
+                assert!(
+                    log == general,
+                    "seed {seed} batch {batch} workers {workers} layout {layout:?}: two processes' change log differs"
+                );
+            }
+        }
+    }
+}

@@ -123,6 +123,10 @@ impl Algorithm for Wcc {
     fn parameters(&self) -> String {
         format!("{:?}", self.forest)
     }
+    fn round_trips(&self) -> bool {
+        // The fully dynamic path's per-worker forests.
+        self.forest.layout == super::wcc_dynamic::ForestLayout::Shares
+    }
     fn name(&self) -> String {
         "wcc".to_string()
     }

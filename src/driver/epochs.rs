@@ -88,7 +88,17 @@ pub trait EpochSource {
     fn expected(&self) -> u64 {
         0
     }
+    /// How many epochs a worker that does not write may feed beyond the oldest one it has not
+    /// seen complete (0: it waits for every epoch before it feeds the next).
+    fn run_ahead(&self) -> usize {
+        0
+    }
 }
+
+/// [`EpochSource::run_ahead`] of files and streams in memory: enough epochs that a worker's
+/// share of the next ones is at the writer while the writer computes one (a network round trip
+/// is a fraction of a millisecond), few enough that the epochs in flight stay small.
+pub const RUN_AHEAD: usize = 4;
 
 /// A process that does not read the input: nothing to feed.
 pub struct NoEpochs;
@@ -147,6 +157,10 @@ impl EpochSource for FileEpochs {
 
     fn expected(&self) -> u64 {
         1 + self.share.epochs() as u64
+    }
+
+    fn run_ahead(&self) -> usize {
+        RUN_AHEAD
     }
 }
 

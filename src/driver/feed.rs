@@ -6,8 +6,10 @@
 //!   in a windowed run, timed insertions in the order they enter their windows (the windowed
 //!   layer (`Expiries`) schedules each copy's retraction for when it leaves).
 //! * [`Feeder::settle`] advances the input to a frontier (handing over every retraction before
-//!   it), flushes, and steps the worker until the probe at the sinks has passed the frontier:
-//!   the epoch is then complete. This is the only place the driver waits for the dataflow.
+//!   it), flushes ([`Feeder::advance`]), and steps the worker until the probe at the sinks has
+//!   passed the frontier ([`wait`]): the epoch is then complete. [`wait`] is the only place the
+//!   driver waits for the dataflow. A worker that does not write may advance its input a few
+//!   epochs before it waits for the oldest (see the feed loop's run-ahead).
 //! * [`Feeder::replay`] feeds a restart's replay (epochs already in the change log) so that the
 //!   dataflow computes it as one step.
 //!
@@ -129,6 +131,13 @@ impl Feeder {
 
     /// Advances the input to `until` and steps `worker` until `probe` has passed it.
     pub fn settle(&mut self, worker: &mut Worker, probe: &ProbeHandle<Time>, until: Time) {
+        self.advance(until);
+        wait(worker, probe, until);
+    }
+
+    /// Advances the input to `until` (handing over every retraction before it) and flushes it,
+    /// without waiting for the dataflow: the epochs before `until` are then fed completely.
+    pub fn advance(&mut self, until: Time) {
         self.expiries.advance(&mut self.edges_in, until);
         self.edges_in.flush();
         if let Some(arrivals) = &mut self.arrivals {
@@ -136,11 +145,6 @@ impl Feeder {
                 arrivals.advance_to(*self.edges_in.epoch());
             }
             arrivals.flush();
-        }
-        // Parks while there is nothing to do: timely's channels unpark a worker when data or
-        // progress arrives (from a local peer or another process).
-        while probe.less_than(&until) {
-            super::cluster::step_or_park(worker);
         }
     }
 
@@ -150,6 +154,15 @@ impl Feeder {
         if let Some(arrivals) = self.arrivals {
             arrivals.close();
         }
+    }
+}
+
+/// Steps `worker` until `probe` has passed `until`, parking while there is nothing to do:
+/// timely's channels unpark a worker when data or progress arrives (from a local peer or another
+/// process).
+pub fn wait(worker: &mut Worker, probe: &ProbeHandle<Time>, until: Time) {
+    while probe.less_than(&until) {
+        super::cluster::step_or_park(worker);
     }
 }
 

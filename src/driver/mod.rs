@@ -256,8 +256,8 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     let live_for_workers = live.clone();
     // The per-time counts the algorithms of this process report (fallback rebuilds, a census).
     let counts = crate::dataflow::AlgorithmCounts::default();
-    // The last epoch the writer wrote before its time limit (see `worker::feed_epochs`).
-    let stop = Arc::new(std::sync::atomic::AtomicU64::new(Time::MAX));
+    // Where the workers of this process stop at the writer's time limit (see `worker::feed_epochs`).
+    let stop = Arc::new(worker::Stop::default());
     let supervision = cluster::Supervision::start();
     let mark = supervision.marker();
     let guards =

@@ -17,9 +17,8 @@
 //! 7. close the input, gather every process's peak memory, and report.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use differential_dataflow::input::InputSession;
@@ -43,24 +42,29 @@ use crate::types::{Diff, Node, Time};
 
 /// In a cluster, every process must build the same dataflow: each worker learns every
 /// process's algorithms and their parameters, and a difference from process 0's stops the run
-/// on every process (an input error: the flags differ), before anything is loaded.
+/// on every process (an input error: the flags differ), before anything is loaded. Returns
+/// whether the graph is counted for `--stats` (the census operators): as process 0, which
+/// writes the stats, says, so that every process builds them when it does (a process that built
+/// other operators than its peers would wait for them for ever).
 fn same_dataflow_everywhere(
     worker: &mut Worker,
     options: &RunOptions,
     algorithms: &[Box<dyn Algorithm>],
-) -> Result<(), RunError> {
+) -> Result<bool, RunError> {
     if options.layout.processes <= 1 {
-        return Ok(());
+        return Ok(options.stats.is_some());
     }
     let describe = |a: &dyn Algorithm| match a.parameters() {
         p if p.is_empty() => a.name(),
         p => format!("{} {}", a.name(), p),
     };
     let mine: Vec<String> = algorithms.iter().map(|a| describe(a.as_ref())).collect();
-    let all = allgather::allgather(worker, mine);
+    let all = allgather::allgather(worker, (mine, options.stats.is_some()));
+    let count_graph = all[0].1;
+    let all: Vec<Vec<String>> = all.into_iter().map(|(described, _)| described).collect();
     let workers = options.layout.workers.max(1);
     match all.iter().position(|theirs| theirs != &all[0]) {
-        None => Ok(()),
+        None => Ok(count_graph),
         Some(w) => Err(RunError::Input(format!(
             "the processes build different dataflows: process 0 runs {} but process {} runs {}; give every process the same flags",
             all[0].join(", "),
@@ -78,10 +82,10 @@ pub(crate) fn run_worker(
     live: Option<&LiveShared>,
     counts: &AlgorithmCounts,
     taken: Option<&input::TakenInitial>,
-    stop: &AtomicU64,
+    stop: &Stop,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
-    same_dataflow_everywhere(worker, options, algorithms)?;
+    let count_graph = same_dataflow_everywhere(worker, options, algorithms)?;
     let (mut share, facts) = load(worker, options, taken)?;
     let load_seconds = started.elapsed().as_secs_f64();
     write_late_output(worker, options, &facts)?;
@@ -92,7 +96,7 @@ pub(crate) fn run_worker(
     // Built before the writer opens its files: a dataflow that fails to build (on every worker
     // alike) stops the run with nothing written.
     let Built { edges_in, arrivals_in, probe, buffers, census, plans, mut failures } =
-        build_dataflow(worker, algorithms, &shape, vertices, options.stats.is_some(), counts)?;
+        build_dataflow(worker, algorithms, &shape, vertices, count_graph, counts)?;
     let mut writer = open_writer(worker, options, &plans, live, source.expected())?;
     if let (Some(writer), Some(census)) = (writer.as_mut(), census) {
         writer.count_graph(census);
@@ -110,7 +114,7 @@ pub(crate) fn run_worker(
         &buffers,
         &mut failures,
         (options.time_limit, stop),
-        shape.edge_lifetime.is_some(),
+        (shape.edge_lifetime.is_some(), options.layout.processes > 1 && algorithms.iter().any(|a| a.round_trips())),
     )?;
     feeder.close();
     while super::cluster::step_or_park(worker) {}
@@ -486,9 +490,83 @@ struct Replay {
     started: Instant,
 }
 
+/// How many epochs the writer of a cluster feeds beyond the oldest one it has not written. With
+/// the per-worker forests, an epoch's forest changes cross the network twice (the frontier to the
+/// other processes, their forests' changes back), and overlapping those round trips with the
+/// next epochs' work is what keeps two processes' throughput near one process's; more epochs in
+/// flight add latency without adding throughput (measured with R-MAT 16 churn, `--batch 1000`).
+const CLUSTER_WRITER_RUN_AHEAD: usize = 2;
+
+/// How the workers of a process agree where a time-limited run stops: every worker claims each
+/// epoch before it feeds it, and the writer, once its time limit has passed, stops the claims
+/// and learns the last epoch claimed; every worker then feeds its share through that epoch.
+#[derive(Default)]
+pub(crate) struct Stop {
+    /// Whether the writer stopped, and the last epoch any worker claimed.
+    state: std::sync::Mutex<(bool, Time)>,
+}
+
+impl Stop {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (bool, Time)> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A worker is about to feed `epoch`: `Ok` to feed it, or, once the writer has stopped, the
+    /// last epoch claimed (every worker of the process feeds its share through it).
+    fn claim(&self, epoch: Time) -> Result<(), Time> {
+        let mut state = self.lock();
+        match *state {
+            (true, last) => Err(last),
+            (false, last) => {
+                state.1 = last.max(epoch);
+                Ok(())
+            }
+        }
+    }
+
+    /// The writer stops: no more claims. Returns the last epoch claimed.
+    fn stop(&self) -> Time {
+        let mut state = self.lock();
+        state.0 = true;
+        state.1
+    }
+}
+
+/// After the writer's time limit: feeds this worker's share of `next` (an epoch taken from the
+/// source and not fed yet) and of the source's next epochs, up to epoch `last`, without waiting
+/// for them.
+fn feed_claimed(
+    worker: &mut Worker,
+    source: &mut dyn EpochSource,
+    feeder: &mut Feeder,
+    mut next: Option<super::epochs::Epoch>,
+    last: Time,
+) -> Result<(), RunError> {
+    loop {
+        let epoch = match next.take() {
+            Some(epoch) => epoch,
+            None => match source.next(worker)? {
+                Some(epoch) => epoch,
+                None => return Ok(()),
+            },
+        };
+        if epoch.number > last {
+            return Ok(());
+        }
+        let until = epoch.until();
+        feeder.feed(worker, epoch, false);
+        feeder.advance(until);
+        worker.step();
+    }
+}
+
+/// An epoch fed and not yet closed: its number, its updates over all workers, its windowed
+/// outcome, the frontier that completes it, and when its input was handed over.
+type Closing = (Time, u64, Option<EventEpoch>, Time, Instant);
+
 /// Ends a replay: feeds what the windowed layer held back and returns what closing it as one
 /// epoch needs (the last replayed epoch's number and watermark, no late updates).
-fn end_replay(feeder: &mut Feeder, r: Replay, exact_lifetimes: bool) -> (Time, u64, Option<EventEpoch>, Time, Instant) {
+fn end_replay(feeder: &mut Feeder, r: Replay, exact_lifetimes: bool) -> Closing {
     let until = r.event.map_or(r.last + 1, |e| e.frontier);
     feeder.replay(until, exact_lifetimes);
     (r.last, r.updates, r.event.map(|e| EventEpoch { late: 0, ..e }), until, r.started)
@@ -497,11 +575,24 @@ fn end_replay(feeder: &mut Feeder, r: Replay, exact_lifetimes: bool) -> (Time, u
 /// Step 6: the feed loop. Feeds every epoch of `source`, waits until the dataflow has completed
 /// it, and hands it to the writer. Returns whether the run stopped early at its time limit.
 ///
-/// The writer alone decides when the time limit has passed, and records the last epoch it
-/// wrote in `stop`; the other workers of its process stop once they have closed that epoch. (A
-/// worker that stopped on its own clock one epoch before the writer would let the writer write
-/// an epoch without that worker's share of it.) Workers of other processes, which cannot see
-/// `stop`, feed to the end of their input; nothing after the writer's last epoch is written.
+/// Workers run ahead: a worker feeds up to `ahead` epochs beyond the oldest epoch it has not yet
+/// seen complete ([`EpochSource::run_ahead`] for a worker that does not write; for the writer,
+/// [`CLUSTER_WRITER_RUN_AHEAD`] in a cluster whose dataflow has round trips
+/// ([`Algorithm::round_trips`]), else 0: its epochs are then timed one at a time). So its share of the next epochs is at the writer (another process's included) before
+/// the writer asks for it, and in a cluster the network round trips of one epoch overlap the
+/// work of the next. Every worker still closes every epoch in order, checking the error
+/// collections as it does (errors stop every worker at the same epoch). An epoch's latency runs
+/// from its hand-over to its completion; the time the run spends on updates counts each moment
+/// once, however many epochs are in flight (an epoch's *busy* time: its latency less its overlap
+/// with the epochs closed before it).
+///
+/// The writer alone decides when the time limit has passed ([`Stop`]): it stops writing, and
+/// every worker of its process then feeds its share of exactly the epochs some worker of the
+/// process had fed, without waiting for them, and stops. (A worker that stopped on its own clock
+/// would let the writer write an epoch without that worker's share of it; one that stopped
+/// where it was, running ahead, would leave epochs fed in part, whose deletions may name copies
+/// another worker's share inserts.) Workers of other processes, which cannot see the stop, feed
+/// to the end of their input; nothing after the writer's last epoch is written.
 #[allow(clippy::too_many_arguments)]
 fn feed_epochs(
     worker: &mut Worker,
@@ -511,34 +602,55 @@ fn feed_epochs(
     mut writer: Option<&mut Writer>,
     buffers: &Buffers,
     failures: &mut Failures,
-    (time_limit, stop): (Option<Duration>, &AtomicU64),
-    exact_lifetimes: bool,
+    (time_limit, stop): (Option<Duration>, &Stop),
+    (exact_lifetimes, writer_runs_ahead): (bool, bool),
 ) -> Result<bool, RunError> {
     let mut closed = 0u64;
     let mut replay: Option<Replay> = None;
-    // Time in update epochs, measured by every worker.
+    let ahead = match (&writer, writer_runs_ahead) {
+        (None, _) => source.run_ahead(),
+        (Some(_), true) => source.run_ahead().min(CLUSTER_WRITER_RUN_AHEAD),
+        (Some(_), false) => 0,
+    };
+    // Fed, not yet closed, oldest first.
+    let mut pending: VecDeque<Closing> = VecDeque::new();
+    // Time in update epochs (busy time), measured by every worker.
     let mut update_seconds = 0.0;
-    // Closes an epoch: waits for `until`, then writes it (on the writer).
+    // When the last epoch closed was complete.
+    let mut last_end: Option<Instant> = None;
+    // Closes an epoch: waits for `until`, then writes it (on the writer). `timed`: it counts
+    // towards the time limit. Returns whether the run stops here.
     let mut close = |worker: &mut Worker,
                      feeder: &mut Feeder,
                      writer: Option<&mut &mut Writer>,
                      source: &dyn EpochSource,
-                     (number, updates, event, until, started): (Time, u64, Option<EventEpoch>, Time, Instant)|
-     -> Result<f64, RunError> {
+                     (number, updates, event, until, started): Closing,
+                     timed: bool|
+     -> Result<bool, RunError> {
         feeder.settle(worker, probe, until);
-        let latency = started.elapsed().as_secs_f64();
+        let now = Instant::now();
+        let latency = (now - started).as_secs_f64();
+        let busy = (now - last_end.map_or(started, |end| end.max(started))).as_secs_f64();
+        last_end = Some(now);
         failures.check(until, event.is_none().then_some(number))?;
+        let writes = writer.is_some();
         if let Some(w) = writer {
-            w.epoch(&buffers.vertex, &buffers.rows, number, updates, latency, closed == 0, event)?;
+            w.epoch(&buffers.vertex, &buffers.rows, number, updates, (latency, busy), closed == 0, event)?;
             source.completed(number);
         }
         closed += 1;
-        Ok(latency)
+        if !timed {
+            return Ok(false);
+        }
+        if number > 0 {
+            update_seconds += busy;
+        }
+        Ok(writes && time_limit.is_some_and(|limit| number > 0 && update_seconds >= limit.as_secs_f64()))
     };
     while let Some(epoch) = source.next(worker)? {
         if let Some(r) = replay.take_if(|_| !epoch.replay) {
             let closing = end_replay(feeder, r, exact_lifetimes);
-            close(worker, feeder, writer.as_mut(), source, closing)?;
+            close(worker, feeder, writer.as_mut(), source, closing, false)?;
         }
         // Latency counts from the moment the epoch's input is handed over, feeding included (a
         // windowed epoch is fed in steps that already run the dataflow).
@@ -556,23 +668,37 @@ fn feed_epochs(
             worker.step();
             continue;
         }
-        feeder.feed(worker, epoch, false);
-        let latency = close(worker, feeder, writer.as_mut(), source, (number, updates, event, until, handed_over))?;
-        if number > 0 {
-            update_seconds += latency;
+        if let Err(last) = stop.claim(number) {
+            // The writer stopped at its time limit: this worker's share of every epoch a worker
+            // of the process has fed, and no more.
+            feed_claimed(worker, source, feeder, Some(epoch), last)?;
+            return Ok(true);
         }
-        if writer.is_some() {
-            if time_limit.is_some_and(|limit| number > 0 && update_seconds >= limit.as_secs_f64()) {
-                stop.store(number, Ordering::SeqCst);
+        feeder.feed(worker, epoch, false);
+        if ahead > 0 {
+            feeder.advance(until);
+            worker.step();
+        }
+        pending.push_back((number, updates, event, until, handed_over));
+        // The initial graph is complete before the stream's epochs are fed.
+        let ahead = if number == 0 { 0 } else { ahead };
+        while pending.len() > ahead {
+            let closing = pending.pop_front().expect("more than `ahead` epochs pending");
+            if close(worker, feeder, writer.as_mut(), source, closing, true)? {
+                feed_claimed(worker, source, feeder, None, stop.stop())?;
                 return Ok(true);
             }
-        } else if number >= stop.load(Ordering::SeqCst) {
+        }
+    }
+    while let Some(closing) = pending.pop_front() {
+        if close(worker, feeder, writer.as_mut(), source, closing, true)? {
+            feed_claimed(worker, source, feeder, None, stop.stop())?;
             return Ok(true);
         }
     }
     if let Some(r) = replay.take() {
         let closing = end_replay(feeder, r, exact_lifetimes);
-        close(worker, feeder, writer.as_mut(), source, closing)?;
+        close(worker, feeder, writer.as_mut(), source, closing, false)?;
     }
     // The end of a windowed stream: every time up to the final frontier is closed and written.
     // (Retractions scheduled beyond it are never computed.)

@@ -353,7 +353,9 @@ impl Writer {
         Ok(())
     }
 
-    /// Writes epoch `epoch`: without `event`, every buffered change up to `epoch`, labelled
+    /// Writes epoch `epoch` (`latency`: from its hand-over to its completion; `busy`: that less
+    /// its overlap with the epochs written before it, so that the update time counts each moment
+    /// once when epochs overlap): without `event`, every buffered change up to `epoch`, labelled
     /// `epoch`; with it (windowed runs), the changes of each time below its frontier, each
     /// labelled with its own (event) time.
     #[allow(clippy::too_many_arguments)]
@@ -363,14 +365,14 @@ impl Writer {
         row_buffers: &[RowBuffer],
         epoch: Time,
         updates: u64,
-        latency: f64,
+        (latency, busy): (f64, f64),
         first: bool,
         event: Option<EventEpoch>,
     ) -> Result<(), RunError> {
         if first {
             self.initial_seconds = latency;
         } else {
-            self.update_seconds += latency;
+            self.update_seconds += busy;
             self.latencies.push(latency * 1000.0);
             self.updates += updates;
         }
@@ -408,6 +410,7 @@ impl Writer {
             epoch,
             updates,
             latency_ms: latency * 1000.0,
+            busy_ms: Some(busy * 1000.0),
             output_changes: lines,
             rss_bytes: rss,
             watermark: event.map(|e| e.watermark),

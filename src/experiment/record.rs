@@ -248,7 +248,9 @@ pub fn from_stats(text: &str, warmup: u64, windows: Option<Windows>) -> Option<M
     let measured: Vec<&EpochStats> = epochs.iter().filter(|e| e.epoch > warmup).collect();
     let latencies_ms: Vec<f64> = measured.iter().map(|e| e.latency_ms).collect();
     let updates: u64 = measured.iter().map(|e| e.updates).sum();
-    let busy: f64 = latencies_ms.iter().sum::<f64>() / 1000.0;
+    // The update time counts each moment once when epochs overlap (records written before
+    // `busy_ms` existed: the latencies).
+    let busy: f64 = measured.iter().map(|e| e.busy_ms.unwrap_or(e.latency_ms)).sum::<f64>() / 1000.0;
     let mut event_latencies_ms = Vec::new();
     if let Some(w) = windows {
         let mut frontier = 0;

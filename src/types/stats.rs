@@ -22,6 +22,11 @@ pub struct EpochStats {
     pub updates: u64,
     /// From the moment the epoch's input was handed over until the output frontier passed it.
     pub latency_ms: f64,
+    /// The epoch's share of the run's update time: its latency less its overlap with the epochs
+    /// completed before it (the same as `latency_ms` unless epochs are in flight together, as in
+    /// a cluster). The update time, and so updates/s, is the sum of these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_ms: Option<f64>,
     /// Lines written to the change log for this epoch.
     pub output_changes: u64,
     /// Resident memory of the writing process after the epoch.

@@ -266,6 +266,9 @@ impl Algorithm for WccDynamic {
     fn parameters(&self) -> String {
         format!("{:?}", self.params)
     }
+    fn round_trips(&self) -> bool {
+        self.params.layout == ForestLayout::Shares
+    }
     fn name(&self) -> String {
         "wcc".to_string()
     }
