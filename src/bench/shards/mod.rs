@@ -23,9 +23,10 @@
 //!
 //! Each apply is timed on this thread's CPU clock (the figures) and on the wall clock (beside
 //! them): on a shared machine the wall clock also counts waiting for a core. The forests' work
-//! is all it counts: not routing records to shares, the exchange, timely's
-//! progress tracking, nor what K cores would contend for (memory bandwidth, the shared cache).
-//! So its speedup bounds what K workers can get from this layout from above. The union forest's
+//! is all it counts: not routing records to shares, the exchange, timely's progress tracking,
+//! nor what K cores would contend for (memory bandwidth, the shared cache). So its speedup bounds
+//! what K workers can get from this layout from above, but for the private caches: here a
+//! share's data is cold when its turn comes (the other shares ran since). The union forest's
 //! label changes are kept, and must end equal to one forest's ([`BenchError::Shards`] if not).
 //!
 //! **Parts.** `forests.rs` (the forests, their composition, the labels, a stream's epochs),
