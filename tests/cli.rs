@@ -405,3 +405,30 @@ fn bench_window_systems_agree() {
         assert_eq!(f["updates"], 12 * 200, "{}", f);
     }
 }
+
+/// `ripples bench wcc-churn --shards`: one table row per number of shares and phase, the JSON
+/// with K per-share figures per run; no shares and other algorithms are usage errors.
+#[test]
+fn bench_shards_sweeps_the_numbers_of_shares() {
+    let files = Files::new();
+    let json = files.path("shards.json");
+    let args = ["bench", "wcc-churn", "--scale", "8", "--batch", "100", "--epochs", "3", "--shards", "1,2,5"];
+    let out = ripples(&[&args[..], &["--json", s(&json)]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("churn epochs: 3 epoch(s), 600 records"), "{table}");
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = report["runs"].as_array().unwrap();
+    let shares: Vec<u64> = runs.iter().map(|r| r["shares"].as_u64().unwrap()).collect();
+    assert_eq!(shares, [1, 2, 5]);
+    for r in runs {
+        let k = r["shares"].as_u64().unwrap() as usize;
+        assert_eq!(r["share_churn_ms"].as_array().unwrap().len(), k, "{r}");
+        assert_eq!(r["churn_union_ms"].as_array().unwrap().len(), 3, "{r}");
+    }
+    for bad in [&["--shards", "0"][..], &["--shards", "2", "--scale", "4"][..]] {
+        let scenario = if bad.len() == 2 { "wcc-churn" } else { "bfs-churn" };
+        let out = ripples(&[&["bench", scenario, "--epochs", "1"][..], bad].concat());
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}

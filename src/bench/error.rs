@@ -102,6 +102,9 @@ pub enum BenchError {
     /// plotters failed while drawing.
     #[error("plot: {0}")]
     Draw(String),
+    /// `--shards`: bad options, or the union forest of the shares disagrees with one forest.
+    #[error("shards: {0}")]
+    Shards(String),
 }
 
 impl BenchError {

@@ -15,6 +15,10 @@
 //! * `recompute` — a from-scratch computation over the live graph every epoch (union-find over
 //!   dense ids for WCC; the sequential reference, [`reference`](mod@reference), for the other algorithms).
 //!
+//! `--shards K[,K…]` ([`shards`]) runs a WCC scenario's stream instead through K forest shares
+//! and their union forest one after another in this process, timing each, to measure the
+//! critical path of a K-worker run of that layout.
+//!
 //! Errors are [`BenchError`]s.
 //!
 //! ```
@@ -42,6 +46,7 @@ pub mod reference;
 pub mod result;
 pub mod run;
 pub mod scenario;
+pub mod shards;
 pub mod system;
 pub mod systems;
 pub mod table;

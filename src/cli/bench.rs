@@ -49,9 +49,16 @@ pub struct BenchArgs {
     /// Write the figures as JSON (an array, one object per system).
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Draw throughput and latency percentiles per system (.svg or .png).
+    /// Draw throughput and latency percentiles per system (.svg or .png); with --shards, the
+    /// critical path and the speedup against the number of shares.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Instead of the systems: run the K forest shares of the fully dynamic WCC path and their
+    /// union forest one after another in this thread, timing each per epoch, and report the
+    /// critical path of a K-worker run against one forest (wcc-* scenarios). A comma list
+    /// sweeps: --shards 1,2,4,8,16,32,64. Ignores -w, --systems and --time-limit.
+    #[arg(long, value_delimiter = ',')]
+    pub shards: Option<Vec<usize>>,
 }
 
 #[derive(Args, Debug)]
@@ -101,6 +108,9 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     scenario.seed = args.seed;
     scenario.workers = workers;
     scenario.time_limit_secs = args.time_limit;
+    if let Some(shares) = &args.shards {
+        return shards(&scenario, shares, &args);
+    }
     let systems: Vec<String> =
         args.systems.unwrap_or_else(|| bench::systems::defaults(&scenario).into_iter().map(String::from).collect());
     let options = BenchOptions { scenario: scenario.clone(), systems };
@@ -128,6 +138,34 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     }
     if !agree {
         return Err(RunError::Other("systems disagree on the final result (see the table)".into()));
+    }
+    Ok(())
+}
+
+/// `ripples bench SCENARIO --shards K[,K…]`: the table on stdout, `--json` and `--plot` files.
+fn shards(scenario: &Scenario, shares: &[usize], args: &BenchArgs) -> Result<(), RunError> {
+    if shares.is_empty() || shares.contains(&0) {
+        return Err(RunError::Input("--shards needs numbers of shares of at least 1".into()));
+    }
+    if scenario.algorithm() != "wcc" {
+        return Err(RunError::Input(format!("--shards needs a wcc-* scenario, not {}", scenario.name)));
+    }
+    let report = bench::shards::run_shards(scenario, shares).map_err(run_error)?;
+    println!(
+        "scenario {} --shards: R-MAT scale {}, batch {}, {} epochs, seed {}; shares run one after another in one thread",
+        scenario.name, scenario.scale, scenario.batch, scenario.epochs, scenario.seed
+    );
+    print!("{}", bench::shards::table(&report));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| run_error(BenchError::Encode(e)))?;
+        std::fs::write(path, text).map_err(|e| run_error(BenchError::file("cannot write", path)(e)))?;
+    }
+    if let Some(path) = &args.plot {
+        let title = format!(
+            "ripples bench {} --shards (scale {}, batch {}, {} epochs)",
+            scenario.name, scenario.scale, scenario.batch, scenario.epochs
+        );
+        bench::shards::plot(&report, &title, path).map_err(run_error)?;
     }
     Ok(())
 }

@@ -294,6 +294,22 @@ pub fn wcc_dynamic<'a>(
     operator::dataflow(input, params, fallbacks)
 }
 
+/// The share that keeps the link of the vertex pair `{a, b}` (either way round) when the forests
+/// are kept as [`ForestLayout::Shares`] over `shares` workers: the hash the exchange routes the
+/// pair's records by, modulo `shares` (timely's exchange sends a record to worker
+/// `hash % peers`, a mask when `peers` is a power of two). `ripples bench --shards` routes by it.
+///
+/// ```
+/// use ripples::dataflow::wcc_dynamic::pair_share;
+/// assert_eq!(pair_share(3, 9, 7), pair_share(9, 3, 7));
+/// assert!(pair_share(3, 9, 7) < 7);
+/// assert_eq!(pair_share(3, 9, 1), 0);
+/// ```
+pub fn pair_share(a: Node, b: Node, shares: usize) -> usize {
+    assert!(shares > 0, "pair_share: no shares");
+    (operator::pair_worker(a, b) % shares as u64) as usize
+}
+
 /// The sequential core: a spanning forest of the present graph with component labels.
 pub struct DynamicForest {
     /// The vertex records, links and adjacency lists.
