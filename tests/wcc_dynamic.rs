@@ -135,6 +135,23 @@ fn changes<A: Algorithm>(s: &RandomStream, batch: usize, workers: usize, algorit
         .expect("changes")
 }
 
+/// The change log of the general differential path (one worker) over `s` in batches of
+/// `batch`, checked against the oracle at every epoch.
+fn general_log_checked(s: &RandomStream, batch: usize, seed: u64) -> Vec<Change> {
+    let general = changes(s, batch, 1, WccGeneral);
+    let rebatched = RandomStream {
+        vertices: s.vertices.clone(),
+        initial: s.initial.clone(),
+        epochs: s.epochs[0].chunks(batch).map(|c| c.to_vec()).collect(),
+    };
+    let states = states_per_epoch(&general, rebatched.epochs.len() as u64);
+    for (epoch, counts) in edge_counts_per_epoch(&rebatched).iter().enumerate() {
+        let (vs, es) = oracle_input(&s.vertices, counts);
+        assert_eq!(states[epoch], ripples::oracle::wcc(&vs, &es), "seed {seed} batch {batch} epoch {epoch}");
+    }
+    general
+}
+
 /// Through the driver: the change logs of `Wcc` (dynamic path), `WccDynamic` with budget 0 and
 /// `WccGeneral` are identical, and equal to the oracle at every epoch.
 #[test]
@@ -143,17 +160,7 @@ fn dynamic_path_equals_general_path_and_oracle() {
     for seed in 1..=6u64 {
         let s = adversarial_stream(seed, 24 + seed as usize * 2, 20, 150);
         let batch = 1 + (seed as usize * 3) % 8;
-        let general = changes(&s, batch, 1, WccGeneral);
-        let rebatched = RandomStream {
-            vertices: s.vertices.clone(),
-            initial: s.initial.clone(),
-            epochs: s.epochs[0].chunks(batch).map(|c| c.to_vec()).collect(),
-        };
-        let states = states_per_epoch(&general, rebatched.epochs.len() as u64);
-        for (epoch, counts) in edge_counts_per_epoch(&rebatched).iter().enumerate() {
-            let (vs, es) = oracle_input(&s.vertices, counts);
-            assert_eq!(states[epoch], ripples::oracle::wcc(&vs, &es), "seed {seed} batch {batch} epoch {epoch}");
-        }
+        let general = general_log_checked(&s, batch, seed);
         for workers in [1, 2, 3] {
             let dynamic = changes(&s, batch, workers, Wcc);
             assert!(dynamic == general, "seed {seed} batch {batch} workers {workers}: Wcc's change log differs");
@@ -558,60 +565,73 @@ fn fallbacks_in_the_stats_file() {
     assert!(lines.iter().all(|l| l.get("wcc_fallbacks").is_none()));
 }
 
-/// Two processes (two runs of the driver in this test's process, joined over loopback), 1 and 2
-/// workers each, in either forest layout: process 0's change log equals one worker's, which
-/// equals the oracle at every epoch (`dynamic_path_equals_general_path_and_oracle`); adversarial
-/// streams aim deletions at forest edges, bridges and minimum-id vertices.
+/// Runs `wcc` over `s` in batches of `batch` as two processes (two runs of the driver in this
+/// test's process, joined over loopback) of `workers` workers each; returns process 0's change log.
+fn two_process_log<A: Algorithm + Clone + Send + Sync + 'static>(
+    s: &RandomStream,
+    batch: usize,
+    workers: usize,
+    wcc: A,
+) -> Vec<Change> {
+    use ripples::driver::Layout;
+    let files = Files::new();
+    let hosts = format!("127.0.0.1:{}\n127.0.0.1:{}\n", common::process::free_port(), common::process::free_port());
+    let hostfile = files.write("hosts", &hosts);
+    let runs: Vec<_> = (0..2)
+        .map(|process| {
+            let mut options = RunOptions::memory(memory(s, batch), workers);
+            options.layout =
+                Layout { processes: 2, process, hostfile: Some(hostfile.clone()), ..Layout::threads(workers) };
+            let wcc = wcc.clone();
+            std::thread::spawn(move || driver::run(options, wcc))
+        })
+        .collect();
+    let mut logs = Vec::new();
+    for run in runs {
+        let report = run.join().expect("run thread").unwrap_or_else(|e| panic!("workers {workers}: {e}"));
+        logs.push(report.and_then(|r| r.changes));
+    }
+    assert!(logs[1].is_none(), "process 1 writes nothing");
+    logs[0].take().expect("process 0 reports its change log")
+}
+
+/// Two processes, 1 and 2 workers each, in either forest layout: process 0's change log equals
+/// one worker's, which equals the oracle at every epoch; adversarial streams aim deletions at
+/// forest edges, bridges and minimum-id vertices.
 #[test]
 fn two_processes_in_either_layout_write_one_workers_change_log() {
-    use ripples::driver::Layout;
     for seed in [31u64, 32, 33] {
         let s = adversarial_stream(seed, 30 + seed as usize % 7, 24, 160);
         let batch = 2 + seed as usize % 5;
-        let general = changes(&s, batch, 1, WccGeneral);
-        let rebatched = RandomStream {
-            vertices: s.vertices.clone(),
-            initial: s.initial.clone(),
-            epochs: s.epochs[0].chunks(batch).map(|c| c.to_vec()).collect(),
-        };
-        let states = states_per_epoch(&general, rebatched.epochs.len() as u64);
-        for (epoch, counts) in edge_counts_per_epoch(&rebatched).iter().enumerate() {
-            let (vs, es) = oracle_input(&s.vertices, counts);
-            assert_eq!(states[epoch], ripples::oracle::wcc(&vs, &es), "seed {seed} batch {batch} epoch {epoch}");
-        }
+        let general = general_log_checked(&s, batch, seed);
         for workers in [1, 2] {
             for layout in [ForestLayout::Single, ForestLayout::Shares] {
-                let files = Files::new();
-                let hosts =
-                    format!("127.0.0.1:{}\n127.0.0.1:{}\n", common::process::free_port(), common::process::free_port());
-                let hostfile = files.write("hosts", &hosts);
-                let runs: Vec<_> = (0..2)
-                    .map(|process| {
-                        let mut options = RunOptions::memory(memory(&s, batch), workers);
-                        options.layout = Layout {
-                            processes: 2,
-                            process,
-                            hostfile: Some(hostfile.clone()),
-                            ..Layout::threads(workers)
-                        };
-                        let wcc = WccDynamic::default().with_layout(layout);
-                        std::thread::spawn(move || driver::run(options, wcc))
-                    })
-                    .collect();
-                let mut logs = Vec::new();
-                for run in runs {
-                    let report = run.join().expect("run thread").unwrap_or_else(|e| {
-                        panic!("seed {seed} workers {workers} layout {layout:?}: {e}");
-                    });
-                    logs.push(report.and_then(|r| r.changes));
-                }
-                let log = logs[0].take().expect("process 0 reports its change log");
-                assert!(logs[1].is_none(), "seed {seed}: process 1 writes nothing");
+                let log = two_process_log(&s, batch, workers, WccDynamic::default().with_layout(layout));
                 assert!(
                     log == general,
                     "seed {seed} batch {batch} workers {workers} layout {layout:?}: two processes' change log differs"
                 );
             }
+        }
+    }
+}
+
+/// The insert-only fast path in two processes (its merge at the last worker of process 0): the
+/// change log equals one worker's general path, checked against the oracle at every epoch.
+#[test]
+fn two_processes_on_the_insert_only_path_write_one_workers_change_log() {
+    for seed in [41u64, 42] {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let ids: Vec<Node> = (0..40u64).map(|i| if i % 7 == 3 { (1 << 33) + i } else { i }).collect();
+        let mut pick = || ids[rng.gen_range(0..ids.len())];
+        let initial: Vec<(Node, Node)> = (0..20).map(|_| (pick(), pick())).collect();
+        let updates: Vec<Update> = (0..120).map(|_| Update::insert(pick(), pick())).collect();
+        let s = RandomStream { vertices: vec![5, 1 << 40], initial, epochs: vec![updates] };
+        let batch = 3 + seed as usize % 4;
+        let general = general_log_checked(&s, batch, seed);
+        for workers in [1, 2] {
+            let log = two_process_log(&s, batch, workers, Wcc);
+            assert!(log == general, "seed {seed} batch {batch} workers {workers}: two processes' change log differs");
         }
     }
 }

@@ -101,6 +101,10 @@ pub struct GraphInput<'a> {
     /// result depends on arrival order ([`Algorithm::arrival_order`]); the driver feeds it only
     /// when one of them runs (`None` otherwise), always over insert-only unwindowed streams.
     pub arrivals: Option<ArrivalCollection<'a>>,
+    /// In a cluster, the number of workers in each process (workers `0..w` are process 0's):
+    /// an algorithm may then keep a stage that meets worker 0's output in process 0, so that
+    /// no epoch waits for a network round trip. `None` in one process (or when unknown).
+    pub process_workers: Option<usize>,
     counts: Option<AlgorithmCounts>,
     shared: std::rc::Rc<std::cell::RefCell<SharedIndex<'a>>>,
 }
@@ -115,6 +119,7 @@ impl<'a> GraphInput<'a> {
             insert_only,
             edge_lifetime: None,
             arrivals: None,
+            process_workers: None,
             counts: None,
             shared: Default::default(),
         }
@@ -142,6 +147,12 @@ impl<'a> GraphInput<'a> {
     /// [`GraphInput::edge_lifetime`]).
     pub fn with_edge_lifetime(mut self, span: Option<Time>) -> Self {
         self.edge_lifetime = span;
+        self
+    }
+
+    /// Declares the workers of each process of a cluster (see [`GraphInput::process_workers`]).
+    pub fn with_process_workers(mut self, workers: Option<usize>) -> Self {
+        self.process_workers = workers;
         self
     }
 

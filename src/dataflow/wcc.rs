@@ -35,7 +35,7 @@
 //! deletes). The summary approach of gelly-streaming, on timely: each worker keeps a disjoint-set forest of its
 //! own share of the edges and forwards only the edges that joined two of its local components (a
 //! spanning forest: at most one per vertex, ever) and the vertices it sees for the first time; one
-//! worker (the last: the driver's result sink is at worker 0) merges these summaries into a
+//! worker (the last of process 0: the driver's result sink is at worker 0) merges these summaries into a
 //! global disjoint-set forest that knows each component's smallest id and its members, and emits,
 //! per epoch, the label changes of exactly the vertices whose smallest id changed. Epochs are
 //! processed in order as the frontier passes them.
@@ -216,7 +216,8 @@ fn frontier_time(frontier: &timely::progress::frontier::MutableAntichain<Time>) 
     }
 }
 
-/// The insert-only fast path: local spanning forests per worker, merged at the last worker.
+/// The insert-only fast path: local spanning forests per worker, merged at the last worker of
+/// process 0.
 /// Every edge reaching it must be an insertion (diff > 0).
 ///
 /// Records are processed as soon as their time is the input frontier's time (all earlier times
@@ -227,11 +228,15 @@ fn frontier_time(frontier: &timely::progress::frontier::MutableAntichain<Time>) 
 /// frontier has passed it.
 ///
 /// Both stages run on [`ForestUnionFind`] / [`LabelledForest`]: a dense id table while ids are
-/// small, each batch applied in prefetched groups. The merge runs at the last worker (the
-/// driver's sink is at worker 0, so with two or more workers the two never share a thread).
+/// small, each batch applied in prefetched groups. The merge runs at the last worker of process 0
+/// (the driver's sink is at worker 0, so with two or more workers in a process the two never
+/// share a thread, and in a cluster the merged labels do not cross the network back).
 pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     type Summary = ((Node, Node), Time, Diff);
-    let merger = input.edges.scope().peers().saturating_sub(1) as u64;
+    // The last worker of process 0 (of the only process, in one process): the merge then meets
+    // the sink at worker 0 without crossing the network.
+    let peers = input.edges.scope().peers();
+    let merger = input.process_workers.map_or(peers, |w| w.clamp(1, peers)).saturating_sub(1) as u64;
 
     // Stage 1: each worker's own share (no exchange). A record (s, d) is forwarded iff it joins
     // two local components; a new vertex only appears on its own, as (v, v), for a self-loop.
@@ -287,7 +292,7 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     let vertices = input.vertices.map(|v| (v, v)).inner;
     let summaries = forest.concat(vertices);
 
-    // Stage 2: merge every summary at the last worker, in time order; emit each time's label
+    // Stage 2: merge every summary at the merging worker, in time order; emit each time's label
     // changes when the frontier has passed it.
     summaries
         .unary_frontier::<timely::container::CapacityContainerBuilder<Vec<((Node, u64), Time, Diff)>>, _, _, _>(

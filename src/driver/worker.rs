@@ -171,6 +171,8 @@ struct StreamShape {
     insert_only: bool,
     /// Windowed runs without static edges: every copy entering at `t` leaves at `t + span`.
     edge_lifetime: Option<Time>,
+    /// In a cluster, the workers of each process (`GraphInput::process_workers`).
+    process_workers: Option<usize>,
 }
 
 impl StreamShape {
@@ -191,7 +193,8 @@ impl StreamShape {
         };
         // A late update applied at the watermark lives shorter than a span: no lifetime promise.
         let exact = |spec: &WindowSpec| !static_edges && spec.late != LatePolicy::Apply;
-        StreamShape { insert_only, edge_lifetime: window.filter(exact).map(|spec| spec.span) }
+        let process_workers = (options.layout.processes > 1).then_some(options.layout.workers.max(1));
+        StreamShape { insert_only, edge_lifetime: window.filter(exact).map(|spec| spec.span), process_workers }
     }
 }
 
@@ -432,11 +435,13 @@ fn build_dataflow(
         let edges_in = &mut edges_in;
         let vertices_in = &mut vertices_in;
         let arrivals_in = &mut arrivals_in;
-        let (insert_only, edge_lifetime) = (shape.insert_only, shape.edge_lifetime);
+        let (insert_only, edge_lifetime, process_workers) =
+            (shape.insert_only, shape.edge_lifetime, shape.process_workers);
         let counts = counts.clone();
         built = worker.dataflow::<Time, _, _>(move |scope| -> Result<_, RunError> {
             let input = GraphInput::new(edges_in.to_collection(scope), vertices_in.to_collection(scope), insert_only)
                 .with_edge_lifetime(edge_lifetime)
+                .with_process_workers(process_workers)
                 .with_counts(Some(counts))
                 .with_arrivals(arrivals_in.as_mut().map(|a| a.to_collection(scope)));
             let mut triangles = None;
