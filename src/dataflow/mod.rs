@@ -285,8 +285,10 @@ pub trait Algorithm: Send + Sync + 'static {
     /// output (a round trip: e.g. per-worker forests whose changes meet at worker 0 once the
     /// frontier has reached every worker). In a cluster the driver then keeps a few epochs in
     /// flight at the writer, so that the round trips overlap the next epochs' work (more
-    /// throughput, each epoch's latency then counting the epochs ahead of it). Default: false.
-    fn round_trips(&self) -> bool {
+    /// throughput, each epoch's latency then counting the epochs ahead of it). `insert_only`:
+    /// the stream never deletes (see [`GraphInput::insert_only`]). Default: false.
+    fn round_trips(&self, insert_only: bool) -> bool {
+        let _ = insert_only;
         false
     }
 }
@@ -450,8 +452,8 @@ macro_rules! forward_algorithm {
             fn parameters(&self) -> String {
                 (**self).parameters()
             }
-            fn round_trips(&self) -> bool {
-                (**self).round_trips()
+            fn round_trips(&self, insert_only: bool) -> bool {
+                (**self).round_trips(insert_only)
             }
         }
     )*};

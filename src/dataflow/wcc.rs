@@ -123,9 +123,11 @@ impl Algorithm for Wcc {
     fn parameters(&self) -> String {
         format!("{:?}", self.forest)
     }
-    fn round_trips(&self) -> bool {
-        // The fully dynamic path's per-worker forests.
-        self.forest.layout == super::wcc_dynamic::ForestLayout::Shares
+    fn round_trips(&self, insert_only: bool) -> bool {
+        // The insert-only path's merge waits for every worker's summary of a time, which each
+        // worker makes once the frontier has reached it; so do the dynamic path's per-worker
+        // forests.
+        insert_only || self.forest.layout == super::wcc_dynamic::ForestLayout::Shares
     }
     fn name(&self) -> String {
         "wcc".to_string()

@@ -114,7 +114,10 @@ pub(crate) fn run_worker(
         &buffers,
         &mut failures,
         (options.time_limit, stop),
-        (shape.edge_lifetime.is_some(), options.layout.processes > 1 && algorithms.iter().any(|a| a.round_trips())),
+        (
+            shape.edge_lifetime.is_some(),
+            options.layout.processes > 1 && algorithms.iter().any(|a| a.round_trips(shape.insert_only)),
+        ),
     )?;
     feeder.close();
     while super::cluster::step_or_park(worker) {}

@@ -266,7 +266,7 @@ impl Algorithm for WccDynamic {
     fn parameters(&self) -> String {
         format!("{:?}", self.params)
     }
-    fn round_trips(&self) -> bool {
+    fn round_trips(&self, _insert_only: bool) -> bool {
         self.params.layout == ForestLayout::Shares
     }
     fn name(&self) -> String {
