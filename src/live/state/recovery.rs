@@ -136,8 +136,14 @@ fn ensure_dir(dir: &Path) -> Result<(), DurabilityError> {
     Ok(())
 }
 
+/// How long [`lock`] retries a lock that is held before it reports the directory as in use.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Takes the exclusive advisory lock; the returned file holds it. On file systems without locks
-/// the directory is used unlocked.
+/// the directory is used unlocked. A held lock is retried for [`LOCK_PATIENCE`] first: a lock
+/// is tied to the open file, and a child process that this process forks while it holds the
+/// file keeps a copy of it until the child execs, so the lock can outlive its holder's close
+/// by that moment.
 fn lock(dir: &Path) -> Result<File, DurabilityError> {
     let lock_path = dir.join(LOCK_FILE);
     let lock = OpenOptions::new()
@@ -146,17 +152,22 @@ fn lock(dir: &Path) -> Result<File, DurabilityError> {
         .write(true)
         .open(&lock_path)
         .map_err(io_err(&lock_path, "opening lock file"))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(fs::TryLockError::WouldBlock) => {
-            return Err(DurabilityError::Locked { path: dir.to_path_buf() });
-        }
-        Err(fs::TryLockError::Error(e)) if e.kind() == io::ErrorKind::Unsupported => {}
-        Err(fs::TryLockError::Error(e)) => {
-            return Err(io_err(&lock_path, "locking")(e));
+    let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(lock),
+            Err(fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(DurabilityError::Locked { path: dir.to_path_buf() });
+            }
+            Err(fs::TryLockError::Error(e)) if e.kind() == io::ErrorKind::Unsupported => return Ok(lock),
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(io_err(&lock_path, "locking")(e));
+            }
         }
     }
-    Ok(lock)
 }
 
 /// The files recovery cares about.
