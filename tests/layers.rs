@@ -19,6 +19,8 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
         ("driver", vec!["types", "sources", "dataflow", "live", "sinks"]),
         // Beside the driver: it implements `driver::observe::Observer` (the driver never imports it).
         ("serve", vec!["types", "sinks", "live", "driver"]),
+        // Beside the driver too: an observer, and a reader of the driver's profiler.
+        ("monitor", vec!["types", "sinks", "live", "driver"]),
         ("job", vec!["types", "sources", "dataflow", "driver", "live", "sinks"]),
         ("graphalytics", vec!["types", "sources", "dataflow", "driver", "sinks"]),
         // The bench's from-scratch baseline and agreement check use the oracle (see bench docs).
@@ -39,6 +41,7 @@ fn allowed() -> BTreeMap<&'static str, Vec<&'static str>> {
                 "bench",
                 "experiment",
                 "serve",
+                "monitor",
             ],
         ),
     ])

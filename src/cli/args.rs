@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use super::workers::{DefaultWorkers, WorkersArgs, WorkersFlag};
-use super::{bench, demo, experiment, graphalytics, serve};
+use super::{bench, demo, experiment, graphalytics, monitor, serve};
 use crate::driver::{FileSource, Layout, RunError, RunOptions, Source};
 use crate::sources::window::{LatePolicy, WindowKind, WindowSpec};
 
@@ -201,6 +201,9 @@ pub struct JobArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub serve: serve::ServeArgs,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub monitor: monitor::MonitorArgs,
 }
 
 /// `--late`.
@@ -272,6 +275,26 @@ impl JobArgs {
         }
         Ok(Some(token.to_string()))
     }
+    /// The run's configuration as `--http`'s `/api/status` shows it.
+    pub fn describe(&self, algorithms: &[String]) -> serde_json::Value {
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        serde_json::json!({
+            "algorithms": algorithms,
+            "workers": self.layout.workers.resolve(RUN_WORKERS).ok(),
+            "processes": self.layout.processes,
+            "graph": path(&self.graph),
+            "updates": path(&self.updates),
+            "batch": self.batch,
+            "live": self.is_live(),
+            "listen": self.listen,
+            "follow": path(&self.follow),
+            "state_dir": path(&self.state_dir),
+            "window": self.window.or(self.tumbling),
+            "window_kind": if self.window.is_some() { Some("sliding") } else if self.tumbling.is_some() { Some("tumbling") } else { None },
+            "serve": self.serve.serve,
+        })
+    }
+
     /// Whether these flags ask for live input (`--updates -`, `--listen` or `--follow`).
     pub fn is_live(&self) -> bool {
         self.listen.is_some() || self.follow.is_some() || self.updates.as_deref() == Some(std::path::Path::new("-"))

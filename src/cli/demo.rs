@@ -38,6 +38,9 @@ pub struct DemoArgs {
     pub workers: WorkersArgs,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// `--http`, `--profile` (as for `ripples run`).
+    #[command(flatten)]
+    pub monitor: super::monitor::MonitorArgs,
 }
 
 pub fn demo(args: DemoArgs) -> Result<(), RunError> {
@@ -69,6 +72,11 @@ pub fn demo(args: DemoArgs) -> Result<(), RunError> {
         updates,
         batch: 2 * args.batch,
     };
+    let configuration = serde_json::json!({
+        "demo": true, "algorithms": ["wcc"], "workers": workers, "processes": 1, "scale": args.scale,
+        "edge_factor": args.edge_factor, "window_edges": window, "batch": args.batch, "epochs": args.epochs,
+    });
+    let monitoring = args.monitor.start(0, configuration, true)?;
     let options = RunOptions {
         layout: Layout::threads(workers),
         source: Source::Memory(Arc::new(memory)),
@@ -80,8 +88,8 @@ pub fn demo(args: DemoArgs) -> Result<(), RunError> {
         trusted_input: true,
         ..RunOptions::default()
     };
-    if let Some(report) = driver::run(options, Wcc)? {
+    if let Some(report) = driver::run(monitoring.attach(options), Wcc)? {
         eprintln!("{}", report.summary.human());
     }
-    Ok(())
+    monitoring.end()
 }

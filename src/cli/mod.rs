@@ -5,7 +5,7 @@
 //!
 //! The arguments (clap's structs, the flags every job shares) are in `args`; running them (the
 //! dispatch, the jobs' restart loop, the exit status) in `run`; each of `bench`, `demo`,
-//! `experiment`, `graphalytics`, `serve` and `workers` holds a subcommand's or a flag group's
+//! `experiment`, `graphalytics`, `monitor`, `serve` and `workers` holds a subcommand's or a flag group's
 //! arguments beside what it runs.
 
 mod args;
@@ -13,6 +13,7 @@ mod bench;
 mod demo;
 mod experiment;
 mod graphalytics;
+mod monitor;
 mod run;
 mod serve;
 mod workers;

@@ -33,12 +33,15 @@ pub fn run_jobs(
     let algorithms: Vec<std::sync::Arc<dyn dataflow::Algorithm>> =
         algorithms.into_iter().map(std::sync::Arc::from).collect();
     let served = job.serve.start(job.layout.process)?;
+    let names: Vec<String> = algorithms.iter().map(|a| a.name()).collect();
+    let monitoring = job.monitor.start(job.layout.process, job.describe(&names), names.iter().any(|n| n == "wcc"))?;
     let mut restarts = 0;
     let report = loop {
         let attempt = algorithms.iter().map(|a| Box::new(a.clone()) as Box<dyn dataflow::Algorithm>).collect();
-        match run_attempt(served.attach(job.options()?), attempt) {
+        match run_attempt(monitoring.attach(served.attach(job.options()?)), attempt) {
             Err(e) if restarts < job.restart && restartable(&e) => {
                 restarts += 1;
+                monitoring.restarted();
                 eprintln!("ripples: error: {}", e);
                 eprintln!(
                     "ripples: restart {} of {} in {} ms, from the state directory",
@@ -52,6 +55,7 @@ pub fn run_jobs(
     if let Some(report) = &report {
         eprintln!("{}", report.summary.human());
     }
+    monitoring.end()?;
     served.end();
     Ok(report)
 }

@@ -495,8 +495,7 @@ fn validate_deletions(reports: &[LocalReport], local: &Parsed, source: &Source) 
             *present.entry(*e).or_insert(0) += c;
         }
     }
-    let tracked: FxHashSet<Edge> =
-        local.updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| u.edge()).collect();
+    let tracked: FxHashSet<Edge> = local.updates.iter().filter(|(_, u)| u.diff < 0).map(|(_, u)| u.edge()).collect();
     let full: Vec<(usize, Update)>;
     let stream_for_validation: &[(usize, Update)] = match (local.memory_deletions_only, source) {
         (true, Source::Memory(m)) => {

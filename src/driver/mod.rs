@@ -11,6 +11,8 @@
 //! * `resume` — continuing a change log after a restart;
 //! * [`observe`] — the [`Observer`](observe::Observer) trait: whoever else receives every
 //!   completed epoch's changes (a SQL mirror, an embedding program);
+//! * [`profile`] — per-operator time, records and arrangement sizes from timely's and
+//!   differential's logging (`--profile`, `--http`);
 //! * `worker` — one worker's run, top to bottom;
 //! * `census` — the vertex, edge and triangle counts `--stats` reports per epoch;
 //! * `connect` — forming a cluster: the processes' sockets, with ripples' own messages and
@@ -38,6 +40,7 @@ pub mod input;
 pub mod layout;
 pub mod metrics;
 pub mod observe;
+pub mod profile;
 pub(crate) mod resume;
 pub(crate) mod worker;
 pub(crate) mod writer;
@@ -90,6 +93,9 @@ pub struct RunOptions {
     /// Who else receives every completed epoch's changes (see [`observe`]): called by the
     /// writing worker of process 0 only.
     pub observers: observe::Observers,
+    /// Collect a per-operator profile from timely's and differential's logging (see
+    /// [`profile`]); process 0's decides for every process of a cluster.
+    pub profiler: Option<profile::Profiler>,
 }
 
 impl Default for RunOptions {
@@ -109,6 +115,7 @@ impl Default for RunOptions {
             window: None,
             late_output: None,
             observers: observe::Observers::default(),
+            profiler: None,
         }
     }
 }

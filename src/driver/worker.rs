@@ -40,31 +40,38 @@ use crate::dataflow::{Algorithm, AlgorithmCounts, GraphInput};
 use crate::sources::window::{LatePolicy, WindowSpec};
 use crate::types::{Diff, Node, Time};
 
+/// What every process does as process 0 says (see [`same_dataflow_everywhere`]).
+struct Agreed {
+    count_graph: bool,
+    profile: bool,
+}
+
 /// In a cluster, every process must build the same dataflow: each worker learns every
 /// process's algorithms and their parameters, and a difference from process 0's stops the run
 /// on every process (an input error: the flags differ), before anything is loaded. Returns
 /// whether the graph is counted for `--stats` (the census operators): as process 0, which
 /// writes the stats, says, so that every process builds them when it does (a process that built
-/// other operators than its peers would wait for them for ever).
+/// other operators than its peers would wait for them for ever), and whether the workers profile
+/// (the same reason: the profile is gathered at the end).
 fn same_dataflow_everywhere(
     worker: &mut Worker,
     options: &RunOptions,
     algorithms: &[Box<dyn Algorithm>],
-) -> Result<bool, RunError> {
+) -> Result<Agreed, RunError> {
     if options.layout.processes <= 1 {
-        return Ok(options.stats.is_some());
+        return Ok(Agreed { count_graph: options.stats.is_some(), profile: options.profiler.is_some() });
     }
     let describe = |a: &dyn Algorithm| match a.parameters() {
         p if p.is_empty() => a.name(),
         p => format!("{} {}", a.name(), p),
     };
     let mine: Vec<String> = algorithms.iter().map(|a| describe(a.as_ref())).collect();
-    let all = allgather::allgather(worker, (mine, options.stats.is_some()));
-    let count_graph = all[0].1;
-    let all: Vec<Vec<String>> = all.into_iter().map(|(described, _)| described).collect();
+    let all = allgather::allgather(worker, (mine, options.stats.is_some(), options.profiler.is_some()));
+    let agreed = Agreed { count_graph: all[0].1, profile: all[0].2 };
+    let all: Vec<Vec<String>> = all.into_iter().map(|(described, _, _)| described).collect();
     let workers = options.layout.workers.max(1);
     match all.iter().position(|theirs| theirs != &all[0]) {
-        None => Ok(count_graph),
+        None => Ok(agreed),
         Some(w) => Err(RunError::Input(format!(
             "the processes build different dataflows: process 0 runs {} but process {} runs {}; give every process the same flags",
             all[0].join(", "),
@@ -85,7 +92,11 @@ pub(crate) fn run_worker(
     stop: &Stop,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
-    let count_graph = same_dataflow_everywhere(worker, options, algorithms)?;
+    let Agreed { count_graph, profile } = same_dataflow_everywhere(worker, options, algorithms)?;
+    // Registered before any dataflow of the run is built (see `profile`). A process without a
+    // profiler of its own still contributes its workers' figures to process 0's.
+    let profiler = profile.then(|| options.profiler.clone().unwrap_or_default());
+    let profiling = profiler.as_ref().and_then(|p| p.install(worker));
     let (mut share, facts) = load(worker, options, taken)?;
     let load_seconds = started.elapsed().as_secs_f64();
     write_late_output(worker, options, &facts)?;
@@ -119,11 +130,21 @@ pub(crate) fn run_worker(
             options.layout.processes > 1 && algorithms.iter().any(|a| a.round_trips(shape.insert_only)),
         ),
     )?;
+    if let Some(p) = &profiling {
+        p.keep_arrangements(worker);
+    }
     feeder.close();
     while super::cluster::step_or_park(worker) {}
     // Peak memory of every process (one report each, from its first worker).
     let first_here = worker.index().is_multiple_of(options.layout.workers.max(1));
     let all_peaks = allgather::allgather(worker, first_here.then(|| metrics::memory().1));
+    if profile {
+        let mine = profiling.as_ref().map(|p| p.finish(worker)).unwrap_or_default();
+        let all = allgather::allgather(worker, mine);
+        if let (Some(p), true) = (profiling.as_ref(), writer.is_some()) {
+            p.profiler().set_final(super::profile::merge(all));
+        }
+    }
     let Some(writer) = writer else { return Ok(None) };
     let facts = RunFacts {
         partial,
@@ -275,7 +296,7 @@ fn open_writer(
             live.and_then(|l| l.written_through),
             options.changes.as_deref(),
         )?;
-        Writer::create(options, plans, resume, expected)
+        Writer::create(options, plans, resume, expected).map(|w| w.with_live(live.map(|l| l.progress.clone())))
     });
     let failure = created.as_ref().and_then(|c| c.as_ref().err()).map(|e| e.to_string());
     let failures = allgather::allgather(worker, failure);

@@ -153,6 +153,8 @@ pub struct Writer {
     observed: Option<Vec<Vec<Change>>>,
     /// The largest lag any observer reported.
     max_observer_lag: Option<u64>,
+    /// Live input: the front end's counters (for `epochs_behind`).
+    live: Option<std::sync::Arc<crate::live::Progress>>,
     /// `--stats`: the graph's counts, and the latest.
     census: Option<(Census, GraphCounts)>,
     /// The algorithms' reported counts, when one reports fallback rebuilds, and the rebuilds so far.
@@ -193,6 +195,12 @@ fn write_times_below(
 }
 
 impl Writer {
+    /// Live input: reports `epochs_behind` from the front end's counters.
+    pub(crate) fn with_live(mut self, live: Option<std::sync::Arc<crate::live::Progress>>) -> Writer {
+        self.live = live;
+        self
+    }
+
     /// Creates every output's sink and the stats file (before anything is fed, so that an
     /// unwritable output stops the run early). `plans`: what each algorithm's build produced.
     /// `expected`: epochs for the progress bar.
@@ -283,6 +291,7 @@ impl Writer {
             observers,
             observed,
             max_observer_lag: None,
+            live: None,
             census: None,
             fallbacks: None,
         })
@@ -420,6 +429,7 @@ impl Writer {
             edges: counts.map(|c| c.edges),
             triangles: counts.and_then(|c| c.triangles),
             wcc_fallbacks: fallbacks,
+            epochs_behind: self.live.as_ref().map(|p| p.closed_after(epoch)),
         };
         if let Some(observed) = &mut self.observed {
             let view = EpochView { epoch, stats: &s, changes: observed, replayed: quiet };

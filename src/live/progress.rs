@@ -19,6 +19,8 @@ use crate::types::Time;
 pub struct Progress {
     /// Epochs `0..completed` are complete in the dataflow (their output is written).
     completed: AtomicU64,
+    /// Epochs `0..closed` were closed by the front end and handed to the dataflow.
+    closed: AtomicU64,
     /// Set when the driver stopped (error or end); the front end stops waiting.
     stopped: AtomicBool,
     /// Set by a driver that will call [`Progress::finish`] after writing its final outputs.
@@ -44,6 +46,14 @@ impl Progress {
     /// Number of epochs completed (epochs `0..n`).
     pub fn completed(&self) -> u64 {
         self.completed.load(Ordering::SeqCst)
+    }
+    /// The front end has handed epochs `0..next` to the dataflow.
+    pub fn closed_through(&self, next: Time) {
+        self.closed.fetch_max(next, Ordering::SeqCst);
+    }
+    /// Epochs closed by the front end after `epoch` (those not complete once `epoch` is).
+    pub fn closed_after(&self, epoch: Time) -> u64 {
+        self.closed.load(Ordering::SeqCst).saturating_sub(epoch + 1)
     }
     /// The driver stopped early (an error, or the time limit): waiters give up waiting.
     pub fn stop(&self) {

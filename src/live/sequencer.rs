@@ -333,6 +333,7 @@ impl Sequencer {
     /// Backpressure: blocks while more than `max_behind` handed-over epochs are incomplete.
     /// `false` if the driver stopped meanwhile.
     fn wait_room(&self) -> bool {
+        self.progress.closed_through(self.next_epoch);
         wait_room(&self.progress, self.next_epoch, self.max_behind)
     }
 }

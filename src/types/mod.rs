@@ -27,6 +27,7 @@
 //! ```
 
 pub mod format;
+pub mod profile;
 pub mod stats;
 
 use serde::{Deserialize, Serialize};

@@ -56,6 +56,10 @@ pub struct EpochStats {
     /// in this epoch (the bounded-work fallback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wcc_fallbacks: Option<u64>,
+    /// Live input: epochs the front end had closed but the dataflow had not completed when this
+    /// one was written (backpressure stops reading beyond `--max-behind`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epochs_behind: Option<u64>,
 }
 
 /// Latency percentiles over epochs 1.. (epoch 0 is the initial load and is reported apart).

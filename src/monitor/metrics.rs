@@ -1,0 +1,233 @@
+//! The Prometheus metrics of `--http`'s `/metrics`, with `prometheus-client`: the run's figures,
+//! updated by the observer at every completed epoch, and the profile's per-worker, per-operator
+//! and per-arrangement figures, read at each scrape.
+
+use prometheus_client::encoding::text::{encode_eof, encode_registry};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::{Registry, Unit};
+use std::sync::atomic::AtomicU64;
+
+use crate::driver::profile::Profile;
+use crate::types::stats::EpochStats;
+
+type Labels = Vec<(String, String)>;
+type FloatCounter = Counter<f64, AtomicU64>;
+
+/// The run's metrics (one set per `--http` server, kept across `--restart`s).
+pub(crate) struct Metrics {
+    registry: Registry,
+    epochs_completed: Counter,
+    updates: Counter,
+    output_changes: Family<Labels, Counter>,
+    epoch_duration: Histogram,
+    epoch_busy: FloatCounter,
+    late_updates: Counter,
+    wcc_fallbacks: Counter,
+    restarts: Counter,
+    current_epoch: Gauge,
+    watermark: Gauge,
+    observer_lag: Gauge,
+    vertices: Gauge,
+    edges: Gauge,
+    epochs_behind: Gauge,
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("ripples");
+        let epochs_completed = Counter::default();
+        registry.register("epochs_completed", "Epochs completed (their changes written)", epochs_completed.clone());
+        let updates = Counter::default();
+        registry.register("updates", "Input updates in the completed epochs", updates.clone());
+        let output_changes = Family::<Labels, Counter>::default();
+        registry.register("output_changes", "Output changes written, per output", output_changes.clone());
+        // 10 µs to ~84 s.
+        let epoch_duration = Histogram::new(exponential_buckets(1e-5, 2.0, 24));
+        registry.register_with_unit(
+            "epoch_duration",
+            "Epoch latency: from handing its input over until its output is complete",
+            Unit::Seconds,
+            epoch_duration.clone(),
+        );
+        let epoch_busy = FloatCounter::default();
+        registry.register_with_unit(
+            "epoch_busy",
+            "Epoch latency less its overlap with earlier epochs (each moment counted once)",
+            Unit::Seconds,
+            epoch_busy.clone(),
+        );
+        let late_updates = Counter::default();
+        registry.register(
+            "late_updates",
+            "Windowed runs: updates that arrived behind the watermark",
+            late_updates.clone(),
+        );
+        let wcc_fallbacks = Counter::default();
+        registry.register("wcc_fallbacks", "WCC fast-path fallbacks (general-path rebuilds)", wcc_fallbacks.clone());
+        let restarts = Counter::default();
+        registry.register("restarts", "Restarts from the state directory (--restart)", restarts.clone());
+        let current_epoch = Gauge::default();
+        registry.register("current_epoch", "The last completed epoch", current_epoch.clone());
+        let watermark = Gauge::default();
+        registry.register("watermark", "Windowed runs: the event-time watermark", watermark.clone());
+        let observer_lag = Gauge::default();
+        registry.register(
+            "observer_lag_epochs",
+            "Completed epochs the observers (the --serve mirror) have not applied yet",
+            observer_lag.clone(),
+        );
+        let vertices = Gauge::default();
+        registry.register("graph_vertices", "Vertices of the graph (with --stats)", vertices.clone());
+        let edges = Gauge::default();
+        registry.register("graph_edges", "Edges of the graph (with --stats)", edges.clone());
+        let epochs_behind = Gauge::default();
+        registry.register(
+            "epochs_behind",
+            "Live input: epochs closed by the front end but not complete in the dataflow (backpressure stops reading beyond --max-behind)",
+            epochs_behind.clone(),
+        );
+        let build = Family::<Labels, Gauge>::default();
+        build.get_or_create(&vec![("version".to_string(), env!("CARGO_PKG_VERSION").to_string())]).set(1);
+        registry.register("build_info", "The build: its version (value 1)", build);
+        Metrics {
+            registry,
+            epochs_completed,
+            updates,
+            output_changes,
+            epoch_duration,
+            epoch_busy,
+            late_updates,
+            wcc_fallbacks,
+            restarts,
+            current_epoch,
+            watermark,
+            observer_lag,
+            vertices,
+            edges,
+            epochs_behind,
+        }
+    }
+
+    /// Makes every output's counter exist (at zero) from the start.
+    pub(crate) fn outputs(&self, names: &[String]) {
+        for name in names {
+            let _ = self.output_changes.get_or_create(&vec![("output".to_string(), name.clone())]);
+        }
+    }
+
+    /// One completed epoch; `changes[i]` output changes of output `names[i]`.
+    pub(crate) fn epoch(&self, stats: &EpochStats, names: &[String], changes: &[u64]) {
+        self.epochs_completed.inc();
+        self.updates.inc_by(stats.updates);
+        for (name, n) in names.iter().zip(changes) {
+            self.output_changes.get_or_create(&vec![("output".to_string(), name.clone())]).inc_by(*n);
+        }
+        self.epoch_duration.observe(stats.latency_ms / 1000.0);
+        self.epoch_busy.inc_by(stats.busy_ms.unwrap_or(stats.latency_ms) / 1000.0);
+        self.late_updates.inc_by(stats.late.unwrap_or(0));
+        self.wcc_fallbacks.inc_by(stats.wcc_fallbacks.unwrap_or(0));
+        self.current_epoch.set(stats.epoch as i64);
+        if let Some(w) = stats.watermark {
+            self.watermark.set(w as i64);
+        }
+        self.observer_lag.set(stats.observer_lag.unwrap_or(0) as i64);
+        if let Some(v) = stats.vertices {
+            self.vertices.set(v as i64);
+        }
+        if let Some(e) = stats.edges {
+            self.edges.set(e as i64);
+        }
+        if let Some(b) = stats.epochs_behind {
+            self.epochs_behind.set(b as i64);
+        }
+    }
+
+    pub(crate) fn restarted(&self) {
+        self.restarts.inc();
+    }
+
+    /// The whole `/metrics` text (OpenMetrics), the profile's figures included when given.
+    pub(crate) fn encode(&self, profile: Option<&Profile>) -> Result<String, std::fmt::Error> {
+        let mut text = String::with_capacity(16 * 1024);
+        encode_registry(&mut text, &self.registry)?;
+        encode_registry(&mut text, &scrape_time(profile))?;
+        encode_eof(&mut text)?;
+        Ok(text)
+    }
+}
+
+/// The figures read at each scrape: memory, and the profile's.
+fn scrape_time(profile: Option<&Profile>) -> Registry {
+    let mut registry = Registry::with_prefix("ripples");
+    let (rss, peak) = crate::driver::metrics::memory();
+    let memory: Gauge = Gauge::default();
+    memory.set(rss as i64);
+    registry.register_with_unit("resident_memory", "Resident memory of process 0", Unit::Bytes, memory);
+    let peak_memory: Gauge = Gauge::default();
+    peak_memory.set(peak as i64);
+    registry.register_with_unit("peak_resident_memory", "Peak resident memory of process 0", Unit::Bytes, peak_memory);
+    let Some(profile) = profile else { return registry };
+    let worker = |w: usize| vec![("worker".to_string(), w.to_string())];
+    let busy = Family::<Labels, FloatCounter>::default();
+    let parked = Family::<Labels, FloatCounter>::default();
+    for w in &profile.workers {
+        busy.get_or_create(&worker(w.worker)).inc_by(w.busy_seconds);
+        parked.get_or_create(&worker(w.worker)).inc_by(w.parked_seconds);
+    }
+    registry.register_with_unit("worker_busy", "Per worker: time not parked", Unit::Seconds, busy);
+    registry.register_with_unit("worker_parked", "Per worker: time parked (nothing to do)", Unit::Seconds, parked);
+    let elapsed = Family::<Labels, FloatCounter>::default();
+    let self_elapsed = Family::<Labels, FloatCounter>::default();
+    let invocations = Family::<Labels, Counter>::default();
+    let records_in = Family::<Labels, Counter>::default();
+    let records_out = Family::<Labels, Counter>::default();
+    for op in profile.by_operator() {
+        let labels = operator_labels(&op.addr, &op.name);
+        elapsed.get_or_create(&labels).inc_by(op.inclusive_seconds);
+        self_elapsed.get_or_create(&labels).inc_by(op.self_seconds);
+        invocations.get_or_create(&labels).inc_by(op.invocations);
+        records_in.get_or_create(&labels).inc_by(op.records_in);
+        records_out.get_or_create(&labels).inc_by(op.records_out);
+    }
+    registry.register_with_unit(
+        "operator_elapsed",
+        "Per operator (all workers): time scheduled, its children's included",
+        Unit::Seconds,
+        elapsed,
+    );
+    registry.register_with_unit(
+        "operator_self_elapsed",
+        "Per operator (all workers): time scheduled less its children's",
+        Unit::Seconds,
+        self_elapsed,
+    );
+    registry.register("operator_invocations", "Per operator (all workers): times scheduled", invocations);
+    registry.register("operator_records_in", "Per operator (all workers): records received", records_in);
+    registry.register("operator_records_out", "Per operator (all workers): records sent", records_out);
+    let records = Family::<Labels, Gauge>::default();
+    let batches = Family::<Labels, Gauge>::default();
+    for a in &profile.arrangements {
+        let addr = profile
+            .operators
+            .iter()
+            .find(|o| o.worker == a.worker && o.id == a.operator)
+            .map(|o| o.addr.clone())
+            .unwrap_or_default();
+        let mut labels = operator_labels(&addr, &a.name);
+        labels.push(("worker".to_string(), a.worker.to_string()));
+        records.get_or_create(&labels).set(a.records);
+        batches.get_or_create(&labels).set(a.batches);
+    }
+    registry.register("arrangement_records", "Per arrangement and worker: updates in its trace", records);
+    registry.register("arrangement_batches", "Per arrangement and worker: batches in its trace", batches);
+    registry
+}
+
+/// `addr="0.3.1"`, `name="..."`.
+fn operator_labels(addr: &[usize], name: &str) -> Labels {
+    let addr: Vec<String> = addr.iter().map(|i| i.to_string()).collect();
+    vec![("addr".to_string(), addr.join(".")), ("name".to_string(), name.to_string())]
+}

@@ -1,0 +1,344 @@
+//! **Monitoring** (`--http ADDR`): a running job seen from outside, over HTTP.
+//!
+//! * `GET /metrics` — Prometheus metrics (OpenMetrics text, `prometheus-client`): epochs, updates,
+//!   output changes per output, the epoch latency histogram, epochs behind the live input, late
+//!   updates, fallbacks, the serving mirror's lag, restarts, memory, build info; with the profile
+//!   on, per worker busy and parked seconds, per operator elapsed seconds, invocations and
+//!   records, per arrangement records and batches.
+//! * `GET /api/status` — JSON: the run's configuration, the current epoch, watermark and totals.
+//! * `GET /api/epochs?since=E` — JSON array: the `--stats` record of every retained epoch `>= E`.
+//! * `GET /api/profile` — JSON: the profile ([`crate::types::profile::Profile`]) as last
+//!   published by the workers of process 0 (the whole cluster's once the run ended).
+//! * `GET /api/components` — JSON: WCC's component sizes, `[[size, components], ...]`.
+//! * `GET /` — the dashboard: live charts (throughput, epoch latency, epochs behind, memory), the
+//!   dataflow's operators with their share of the time, the component-size distribution. It works
+//!   offline: the chart library (uPlot, MIT, `assets/`) is served from the binary, and the page's
+//!   `Content-Security-Policy` is `default-src 'self'`.
+//!
+//! Beside the driver: an [`Observer`] updates the figures at every completed epoch (counters and
+//! a bounded record list: it never blocks the dataflow), the [`Profiler`] is filled by the
+//! workers, and a tokio runtime answers requests (hyper, HTTP/1.1). Process 0 serves; its epoch
+//! figures are the whole cluster's, its live operator figures those of its own workers.
+//!
+//! A non-loopback address needs a bearer token (`Authorization: Bearer TOKEN` on every `/api/`
+//! and `/metrics` request; the dashboard takes it from the page address's fragment,
+//! `/#token=TOKEN`) and TLS.
+
+mod http;
+mod metrics;
+
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::driver::observe::{EpochView, LiveStarted, Observer, OutputInfo};
+use crate::driver::profile::Profiler;
+use crate::sinks::RunSummary;
+use crate::types::stats::EpochStats;
+
+/// Epoch records `/api/epochs` keeps (the oldest are dropped beyond).
+pub const RETAINED_EPOCHS: usize = 100_000;
+
+/// What `--http` was asked for.
+#[derive(Clone, Debug)]
+pub struct MonitorConfig {
+    /// The address to listen on (`HOST:PORT`).
+    pub addr: String,
+    /// Requests must carry `Authorization: Bearer TOKEN` (required on a non-loopback address).
+    pub token: Option<String>,
+    /// TLS certificate chain and private key (PEM; required on a non-loopback address).
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// The run's configuration as `/api/status` shows it (flags, layout).
+    pub configuration: serde_json::Value,
+}
+
+/// A running `--http` server.
+pub struct Monitor {
+    /// The address it listens on.
+    pub local_addr: SocketAddr,
+    state: Arc<State>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+/// What the server reads and the observer writes.
+pub(crate) struct State {
+    metrics: metrics::Metrics,
+    run: Mutex<RunState>,
+    profiler: Option<Profiler>,
+    token: Option<String>,
+    components: Option<Mutex<Components>>,
+    to_components: Mutex<Option<mpsc::Sender<ComponentChanges>>>,
+    started: Instant,
+    configuration: serde_json::Value,
+}
+
+#[derive(Default)]
+struct RunState {
+    outputs: Vec<String>,
+    epochs: VecDeque<EpochStats>,
+    totals: Totals,
+    summary: Option<RunSummary>,
+    live: Option<LiveStarted>,
+}
+
+#[derive(Default, Clone, serde::Serialize)]
+struct Totals {
+    epochs_completed: u64,
+    updates: u64,
+    output_changes: u64,
+    current_epoch: Option<u64>,
+    watermark: Option<u64>,
+    restarts: u64,
+}
+
+/// One epoch's WCC changes: `(vertex, label, diff)`.
+type ComponentChanges = Vec<(u64, u64, i64)>;
+
+/// WCC's component sizes, maintained from its changes on the monitor's own thread.
+#[derive(Default)]
+struct Components {
+    label: HashMap<u64, u64>,
+    size: HashMap<u64, u64>,
+    applied_epochs: u64,
+}
+
+impl Components {
+    fn apply(&mut self, changes: &[(u64, u64, i64)]) {
+        // Retractions come before insertions per key; apply retractions first anyway.
+        for &(v, l, d) in changes.iter().filter(|c| c.2 < 0) {
+            if self.label.get(&v) == Some(&l) && d < 0 {
+                self.label.remove(&v);
+                if let Some(s) = self.size.get_mut(&l) {
+                    *s -= 1;
+                    if *s == 0 {
+                        self.size.remove(&l);
+                    }
+                }
+            }
+        }
+        for &(v, l, _) in changes.iter().filter(|c| c.2 > 0) {
+            if let Some(old) = self.label.insert(v, l) {
+                if let Some(s) = self.size.get_mut(&old) {
+                    *s -= 1;
+                    if *s == 0 {
+                        self.size.remove(&old);
+                    }
+                }
+            }
+            *self.size.entry(l).or_insert(0) += 1;
+        }
+        self.applied_epochs += 1;
+    }
+
+    /// `(size, how many components have it)`, by size.
+    fn distribution(&self) -> Vec<(u64, u64)> {
+        let mut by_size: std::collections::BTreeMap<u64, u64> = Default::default();
+        for s in self.size.values() {
+            *by_size.entry(*s).or_insert(0) += 1;
+        }
+        by_size.into_iter().collect()
+    }
+}
+
+impl Monitor {
+    /// Binds the address and starts serving. `profiler`: the run's, for the operator figures.
+    /// `wcc`: keep WCC's component sizes (the dashboard's distribution).
+    pub fn start(config: MonitorConfig, profiler: Option<Profiler>, wcc: bool) -> Result<Monitor, String> {
+        let addr = config.addr.clone();
+        let tls = match &config.tls {
+            Some((cert, key)) => Some(Arc::new(crate::live::tls_server_config(cert, key)?)),
+            None => None,
+        };
+        let std_listener =
+            std::net::TcpListener::bind(&addr).map_err(|e| format!("--http {addr}: cannot listen: {e}"))?;
+        let local_addr = std_listener.local_addr().map_err(|e| format!("--http {addr}: {e}"))?;
+        if !local_addr.ip().is_loopback() && (config.token.is_none() || tls.is_none()) {
+            return Err(format!(
+                "--http {addr} is not a loopback address: clients must authenticate over TLS, give --http-auth-token-file FILE, --http-tls-cert FILE and --http-tls-key FILE"
+            ));
+        }
+        std_listener.set_nonblocking(true).map_err(|e| format!("--http {addr}: {e}"))?;
+        raise_open_files_limit();
+        let (components, to_components) = if wcc {
+            let (tx, rx) = mpsc::channel::<ComponentChanges>();
+            (Some((Mutex::new(Components::default()), rx)), Some(tx))
+        } else {
+            (None, None)
+        };
+        let (components, receiver) = match components {
+            Some((c, rx)) => (Some(c), Some(rx)),
+            None => (None, None),
+        };
+        let state = Arc::new(State {
+            metrics: metrics::Metrics::new(),
+            run: Mutex::new(RunState::default()),
+            profiler,
+            token: config.token.clone(),
+            components,
+            to_components: Mutex::new(to_components),
+            started: Instant::now(),
+            configuration: config.configuration.clone(),
+        });
+        if let Some(rx) = receiver {
+            let state = state.clone();
+            std::thread::Builder::new()
+                .name("ripples-http-components".into())
+                .spawn(move || {
+                    while let Ok(changes) = rx.recv() {
+                        if let Some(c) = &state.components {
+                            lock(c).apply(&changes);
+                        }
+                    }
+                })
+                .map_err(|e| format!("--http: cannot start a thread: {e}"))?;
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("ripples-http")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("--http: cannot start the server's runtime: {e}"))?;
+        let listener = {
+            let _guard = runtime.enter();
+            tokio::net::TcpListener::from_std(std_listener).map_err(|e| format!("--http {addr}: {e}"))?
+        };
+        runtime.spawn(http::serve(listener, tls, state.clone()));
+        Ok(Monitor { local_addr, state, runtime: Some(runtime) })
+    }
+
+    /// The observer that feeds the figures (add it to the run's observers).
+    pub fn observer(&self) -> impl Observer {
+        MonitorObserver { state: self.state.clone() }
+    }
+
+    /// Counts a `--restart`.
+    pub fn restarted(&self) {
+        self.state.metrics.restarted();
+        lock(&self.state.run).totals.restarts += 1;
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        // Closing the channel ends the components thread.
+        lock(&self.state.to_components).take();
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Many idle clients each hold a descriptor: take the hard limit (Linux, macOS).
+fn raise_open_files_limit() {
+    #[cfg(unix)]
+    unsafe {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max.min(65_536);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+struct MonitorObserver {
+    state: Arc<State>,
+}
+
+impl Observer for MonitorObserver {
+    fn start(&mut self, outputs: &[OutputInfo]) -> Result<(), String> {
+        let names: Vec<String> = outputs.iter().map(|o| o.name.clone()).collect();
+        self.state.metrics.outputs(&names);
+        lock(&self.state.run).outputs = names;
+        Ok(())
+    }
+
+    fn live_started(&mut self, started: &LiveStarted) {
+        lock(&self.state.run).live = Some(*started);
+    }
+
+    fn epoch(&mut self, view: &EpochView) -> Result<(), String> {
+        if view.replayed {
+            return Ok(());
+        }
+        let changes: Vec<u64> = view.changes.iter().map(|c| c.len() as u64).collect();
+        let mut run = lock(&self.state.run);
+        if self.state.components.is_some() {
+            if let Some(i) = run.outputs.iter().position(|n| n == "wcc") {
+                if let (Some(tx), Some(cs)) = (lock(&self.state.to_components).as_ref(), view.changes.get(i)) {
+                    let _ = tx.send(cs.iter().map(|c| (c.key, c.value, c.diff as i64)).collect());
+                }
+            }
+        }
+        self.state.metrics.epoch(view.stats, &run.outputs, &changes);
+        let t = &mut run.totals;
+        t.epochs_completed += 1;
+        t.updates += view.stats.updates;
+        t.output_changes += view.stats.output_changes;
+        t.current_epoch = Some(view.epoch);
+        t.watermark = view.stats.watermark.or(t.watermark);
+        if run.epochs.len() == RETAINED_EPOCHS {
+            run.epochs.pop_front();
+        }
+        run.epochs.push_back(view.stats.clone());
+        Ok(())
+    }
+
+    fn finish(&mut self, summary: &RunSummary) -> Result<(), String> {
+        lock(&self.state.run).summary = Some(summary.clone());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Components;
+    use rand::{Rng, SeedableRng};
+    use std::collections::{BTreeMap, HashMap};
+
+    /// The distribution kept from change batches equals one counted from the labels themselves.
+    #[test]
+    fn component_sizes_follow_the_changes() {
+        for seed in 0..5u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut labels: HashMap<u64, u64> = HashMap::new();
+            let mut kept = Components::default();
+            for _ in 0..50 {
+                let mut batch = Vec::new();
+                for _ in 0..20 {
+                    let v = rng.gen_range(0..40u64);
+                    if let Some(old) = labels.remove(&v) {
+                        batch.push((v, old, -1));
+                    }
+                    if rng.gen_bool(0.8) {
+                        let l = rng.gen_range(0..8u64);
+                        labels.insert(v, l);
+                        batch.push((v, l, 1));
+                    }
+                }
+                // Consolidate per (vertex, label), as a change log is.
+                let mut net: BTreeMap<(u64, u64), i64> = BTreeMap::new();
+                for (v, l, d) in batch {
+                    *net.entry((v, l)).or_insert(0) += d;
+                }
+                let batch: Vec<_> = net.into_iter().filter(|(_, d)| *d != 0).map(|((v, l), d)| (v, l, d)).collect();
+                kept.apply(&batch);
+                let mut sizes: HashMap<u64, u64> = HashMap::new();
+                for l in labels.values() {
+                    *sizes.entry(*l).or_insert(0) += 1;
+                }
+                let mut want: BTreeMap<u64, u64> = BTreeMap::new();
+                for s in sizes.values() {
+                    *want.entry(*s).or_insert(0) += 1;
+                }
+                assert_eq!(kept.distribution(), want.into_iter().collect::<Vec<_>>(), "seed {seed}");
+            }
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! `--http` and `--profile`, from outside, with real clients: the metrics parsed by the Prometheus
+//! Python client's OpenMetrics parser and checked against the `--stats` file of the same run, the
+//! JSON API against the same, the dashboard in headless Chromium, bad and idle connections, the
+//! token; and the profile's operators, times and arrangement sizes.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::pg::{have, wait_line};
+use common::process::{bin, read, s, wait_exit, Files, PATIENCE};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::Value;
+
+/// A valid churn stream over `n` vertices: `initial` edges, then `updates` lines (insertions of
+/// fresh pairs and deletions of present ones, about half each).
+fn stream(seed: u64, n: u64, initial: usize, updates: usize) -> (String, Vec<String>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut present: Vec<(u64, u64)> = Vec::new();
+    let mut graph = String::new();
+    for _ in 0..initial {
+        let e = (rng.gen_range(0..n), rng.gen_range(0..n));
+        present.push(e);
+        graph += &format!("{} {}\n", e.0, e.1);
+    }
+    let mut lines = Vec::new();
+    for _ in 0..updates {
+        if rng.gen_bool(0.5) && !present.is_empty() {
+            let e = present.swap_remove(rng.gen_range(0..present.len()));
+            lines.push(format!("- {} {}", e.0, e.1));
+        } else {
+            let e = (rng.gen_range(0..n), rng.gen_range(0..n));
+            present.push(e);
+            lines.push(format!("+ {} {}", e.0, e.1));
+        }
+    }
+    (graph, lines)
+}
+
+/// One HTTP/1.1 request on a fresh connection: `(status, body)`.
+fn request(addr: &str, raw: &str) -> (u16, String) {
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(PATIENCE)).unwrap();
+    c.write_all(raw.as_bytes()).unwrap();
+    let mut text = Vec::new();
+    let _ = c.read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text).to_string();
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+fn get(addr: &str, path: &str) -> (u16, String) {
+    request(addr, &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"))
+}
+
+fn get_json(addr: &str, path: &str) -> Value {
+    let (status, body) = get(addr, path);
+    assert_eq!(status, 200, "GET {path}: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("GET {path}: not JSON ({e}): {body}"))
+}
+
+/// A live run over stdin with `--http`; killed when dropped.
+struct Run {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    addr: String,
+    stderr: std::path::PathBuf,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Run {
+    fn start(files: &Files, args: &[&str]) -> Run {
+        let stderr = files.path("stderr");
+        let mut child = bin()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let line = wait_line(&stderr, "dashboard and metrics on http://", &mut child);
+        let addr = line.split("http://").nth(1).unwrap().trim_end_matches('/').to_string();
+        Run { stdin: child.stdin.take(), child, addr, stderr }
+    }
+
+    fn send(&mut self, lines: &[String]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        for l in lines {
+            writeln!(stdin, "{l}").unwrap();
+        }
+        stdin.flush().unwrap();
+    }
+
+    /// Waits until `/api/status` reports `epochs` completed epochs.
+    fn wait_epochs(&mut self, epochs: u64) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let status = get_json(&self.addr, "/api/status");
+            if status["totals"]["epochs_completed"].as_u64() == Some(epochs) {
+                return status;
+            }
+            if let Some(exit) = self.child.try_wait().unwrap() {
+                panic!("ripples exited ({exit}): {}", read(&self.stderr));
+            }
+            assert!(Instant::now() < deadline, "{epochs} epochs not completed: {status}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Closes the input and waits for the run to end successfully.
+    fn finish(&mut self) {
+        drop(self.stdin.take());
+        let status = wait_exit(&mut self.child, PATIENCE, "ripples run --http");
+        assert!(status.success(), "{}", read(&self.stderr));
+    }
+}
+
+/// The samples of an OpenMetrics text, as the Prometheus Python client's parser reads them:
+/// `name{label="v",...}` → value.
+fn parse_metrics(files: &Files, text: &str) -> BTreeMap<String, f64> {
+    let path = files.write("metrics.txt", text);
+    let script = r#"
+import json, sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+out = {}
+for family in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for sample in family.samples:
+        labels = ",".join('%s="%s"' % kv for kv in sorted(sample.labels.items()))
+        out[sample.name + ("{" + labels + "}" if labels else "")] = sample.value
+print(json.dumps(out))
+"#;
+    let out = Command::new("python3").args(["-c", script, &s(&path)]).output().unwrap();
+    assert!(out.status.success(), "the OpenMetrics parser refused /metrics: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn python_prometheus() -> bool {
+    have("python3", &["-c", "import prometheus_client"], "pip install prometheus-client")
+}
+
+#[test]
+fn metrics_and_the_api_agree_with_the_stats_file_and_survive_bad_and_idle_clients() {
+    if !python_prometheus() {
+        return;
+    }
+    let files = Files::new();
+    let (graph, lines) = stream(11, 300, 400, 1_000);
+    let g = files.write("g.e", &graph);
+    let stats = files.path("stats.jsonl");
+    let mut run = Run::start(
+        &files,
+        &[
+            "run",
+            "wcc",
+            "--graph",
+            &s(&g),
+            "--updates",
+            "-",
+            "--batch",
+            "50",
+            "--http",
+            "127.0.0.1:0",
+            "--stats",
+            &s(&stats),
+            "-q",
+        ],
+    );
+    // Ten epochs of 50 lines after epoch 0 (the initial graph).
+    run.send(&lines[..500]);
+    run.wait_epochs(11);
+    let (status, text) = get(&run.addr, "/metrics");
+    assert_eq!(status, 200);
+    let metrics = parse_metrics(&files, &text);
+    let epochs_json = get_json(&run.addr, "/api/epochs?since=0");
+    let from_3 = get_json(&run.addr, "/api/epochs?since=3");
+    let status = get_json(&run.addr, "/api/status");
+
+    // Bad requests: unknown paths, other methods, malformed and oversized heads.
+    assert_eq!(get(&run.addr, "/nope").0, 404);
+    assert_eq!(get(&run.addr, "/api/epochs?since=x").0, 400);
+    assert_eq!(
+        request(&run.addr, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").0,
+        405
+    );
+    let malformed = request(&run.addr, "GARBAGE\r\n\r\n").0;
+    assert!(malformed == 400 || malformed == 0, "a malformed request got {malformed}");
+    let huge = format!("GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "a".repeat(64 * 1024));
+    let oversized = request(&run.addr, &huge).0;
+    assert!(oversized == 431 || oversized == 400 || oversized == 0, "an oversized request got {oversized}");
+    // A thousand idle connections: the metrics still answer and the run goes on.
+    let idle: Vec<TcpStream> = (0..1000).map(|_| TcpStream::connect(&run.addr).unwrap()).collect();
+    assert_eq!(get(&run.addr, "/metrics").0, 200);
+    run.send(&lines[500..]);
+    run.wait_epochs(21);
+    drop(idle);
+    run.finish();
+
+    // The stats file of the same run: its first 11 epochs are what /metrics saw.
+    let records: Vec<Value> = read(&stats)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &Value| v.get("epoch").is_some())
+        .collect();
+    let seen = &records[..11];
+    let sum = |field: &str| seen.iter().map(|r| r[field].as_f64().unwrap()).sum::<f64>();
+    assert_eq!(metrics["ripples_epochs_completed_total"], 11.0);
+    assert_eq!(metrics["ripples_updates_total"], sum("updates"));
+    assert_eq!(metrics["ripples_output_changes_total{output=\"wcc\"}"], sum("output_changes"));
+    assert_eq!(metrics["ripples_current_epoch"], 10.0);
+    assert_eq!(metrics["ripples_epoch_duration_seconds_count"], 11.0);
+    let latency_sum = sum("latency_ms") / 1000.0;
+    assert!((metrics["ripples_epoch_duration_seconds_sum"] - latency_sum).abs() < 1e-9, "{metrics:?}");
+    // Every histogram bucket counts the epochs at or below its bound.
+    let buckets: Vec<(&String, &f64)> =
+        metrics.iter().filter(|(k, _)| k.starts_with("ripples_epoch_duration_seconds_bucket")).collect();
+    assert!(buckets.len() > 10);
+    for (key, count) in buckets {
+        let le = key.split("le=\"").nth(1).unwrap().trim_end_matches("\"}");
+        let bound: f64 = if le == "+Inf" { f64::INFINITY } else { le.parse().unwrap() };
+        let want = seen.iter().filter(|r| r["latency_ms"].as_f64().unwrap() / 1000.0 <= bound).count();
+        assert_eq!(*count, want as f64, "{key}");
+    }
+    assert!(metrics["ripples_resident_memory_bytes"] > 0.0);
+    assert_eq!(metrics["ripples_build_info{version=\"0.1.0\"}"], 1.0);
+    // With the profile on (the default of --http): the workers and operators.
+    assert!(metrics.keys().any(|k| k.starts_with("ripples_worker_busy_seconds_total{worker=\"0\"}")), "{metrics:?}");
+    assert!(metrics.keys().any(|k| k.starts_with("ripples_operator_invocations_total{")), "{metrics:?}");
+    // The API: the stats records themselves.
+    assert_eq!(epochs_json.as_array().unwrap().as_slice(), seen);
+    assert_eq!(from_3.as_array().unwrap().as_slice(), &seen[3..]);
+    assert_eq!(status["current_epoch"], 10);
+    assert_eq!(status["totals"]["updates"].as_f64().unwrap(), sum("updates"));
+    assert_eq!(status["outputs"], serde_json::json!(["wcc"]));
+}
+
+#[test]
+fn the_token_guards_the_data_and_non_loopback_needs_it() {
+    let files = Files::new();
+    let token = files.write("token", "s3cret\n");
+    let g = files.write("g.e", "1 2\n2 3\n");
+    let mut run = Run::start(
+        &files,
+        &[
+            "run",
+            "wcc",
+            "--graph",
+            &s(&g),
+            "--updates",
+            "-",
+            "--http",
+            "127.0.0.1:0",
+            "--http-auth-token-file",
+            &s(&token),
+            "-q",
+        ],
+    );
+    let addr = run.addr.clone();
+    let with = |auth: &str| {
+        request(
+            &addr,
+            &format!("GET /api/status HTTP/1.1\r\nHost: x\r\nAuthorization: {auth}\r\nConnection: close\r\n\r\n"),
+        )
+        .0
+    };
+    assert_eq!(get(&addr, "/api/status").0, 401);
+    assert_eq!(get(&addr, "/metrics").0, 401);
+    assert_eq!(with("Bearer wrong"), 401);
+    assert_eq!(with("Bearer s3cret"), 200);
+    // The page itself holds no data.
+    assert_eq!(get(&addr, "/").0, 200);
+    run.finish();
+
+    // Not loopback: refused without a token and TLS, before anything runs.
+    let out = bin().args(["run", "wcc", "--graph", &s(&g), "--http", "0.0.0.0:0", "-q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a loopback address") && err.contains("--http-tls-cert"), "{err}");
+    let out = bin().args(["run", "wcc", "--graph", &s(&g), "--http-no-profile", "-q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("need --http ADDR"));
+}
+
+/// Chromium's flags for a quiet headless run (no background requests of its own).
+fn chromium(files: &Files, extra: &[String], url: &str) -> (String, String) {
+    let profile = files.path("chromium-profile");
+    let mut args: Vec<String> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--disable-default-apps",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1280,2200",
+        "--virtual-time-budget=5000",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    args.push(format!("--user-data-dir={}", s(&profile)));
+    args.extend(extra.iter().cloned());
+    args.push(url.to_string());
+    let out = Command::new("chromium").args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "chromium failed: {stderr}");
+    (String::from_utf8_lossy(&out.stdout).to_string(), stderr)
+}
+
+#[test]
+fn the_dashboard_loads_in_headless_chromium_with_the_runs_epochs_and_operators() {
+    if !have("chromium", &["--version"], "apt-get install chromium") {
+        return;
+    }
+    let files = Files::new();
+    let (graph, lines) = stream(12, 200, 300, 600);
+    let g = files.write("g.e", &graph);
+    let mut run = Run::start(
+        &files,
+        &["run", "wcc", "--graph", &s(&g), "--updates", "-", "--batch", "50", "--http", "127.0.0.1:0", "-q"],
+    );
+    run.send(&lines);
+    run.wait_epochs(13);
+    // The workers publish their figures every 250 ms: wait for the operators.
+    let deadline = Instant::now() + PATIENCE;
+    let profile = loop {
+        let p = get_json(&run.addr, "/api/profile");
+        if p["operators"].as_array().is_some_and(|o| o.iter().any(|o| o["invocations"].as_u64() > Some(0))) {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "no operators in the profile: {p}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let url = format!("http://{}/", run.addr);
+    let netlog = files.path("net.json");
+    let (dom, console) = chromium(&files, &["--dump-dom".into(), format!("--log-net-log={}", s(&netlog))], &url);
+    // No script error, no refused resource (the page's policy is default-src 'self').
+    for bad in ["Uncaught", "Refused to", "ERROR:CONSOLE", "Failed to load"] {
+        assert!(!console.contains(bad), "console: {bad}\n{console}");
+    }
+    // Every request the page made went to the run's own address. (Chromium's own background
+    // requests, which its flags do not all stop, have no initiator; the page's have its origin.)
+    let log = read(&netlog);
+    let log: Value = serde_json::from_str(&log)
+        .or_else(|_| serde_json::from_str(&format!("{}]}}", log.trim_end().trim_end_matches(','))))
+        .expect("chromium's net log");
+    let origin = format!("http://{}", run.addr);
+    let mut page_hosts = BTreeSet::new();
+    let mut page_requests = 0;
+    for event in log["events"].as_array().unwrap() {
+        let params = &event["params"];
+        if let (Some(url), Some(initiator)) = (params["url"].as_str(), params["initiator"].as_str()) {
+            if initiator == origin {
+                page_requests += 1;
+                page_hosts.insert(url.split('/').nth(2).unwrap_or("").to_string());
+            }
+        }
+    }
+    assert!(page_requests >= 6, "the page made {page_requests} requests");
+    assert_eq!(page_hosts, BTreeSet::from([run.addr.clone()]), "the page requested other hosts");
+    // The four charts hold the run's 13 epochs.
+    for chart in ["chart-throughput", "chart-latency", "chart-behind", "chart-memory"] {
+        let at = dom.find(&format!("id=\"{chart}\"")).unwrap_or_else(|| panic!("no {chart}:\n{dom}"));
+        let tag = &dom[dom[..at].rfind('<').unwrap()..at + dom[at..].find('>').unwrap()];
+        assert!(tag.contains("data-points=\"13\""), "{chart}: {tag}");
+    }
+    assert!(dom.contains("class=\"uplot"), "no uPlot chart in the page");
+    // The dataflow's operators are listed (every name the profile has with time spent).
+    for op in profile["operators"].as_array().unwrap().iter().filter(|o| o["invocations"].as_u64() > Some(0)) {
+        let name = op["name"].as_str().unwrap();
+        let escaped = name.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        assert!(dom.contains(&format!("<td>{escaped}</td>")), "operator {name} is not listed");
+    }
+    // The component sizes, as the API has them.
+    let components = get_json(&run.addr, "/api/components");
+    let vertices = components["vertices"].as_u64().unwrap();
+    assert!(vertices > 0 && dom.contains(&format!(" over {vertices} vertices.")), "no component distribution");
+    // A screenshot, kept for the docs with RIPPLES_UPDATE_DOCS=1.
+    let shot = files.path("dashboard.png");
+    chromium(&files, &[format!("--screenshot={}", s(&shot))], &url);
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.len() > 10_000 && png.starts_with(b"\x89PNG"), "screenshot of {} bytes", png.len());
+    if std::env::var_os("RIPPLES_UPDATE_DOCS").is_some() {
+        std::fs::write(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/dashboard.png"), &png).unwrap();
+    }
+    run.finish();
+}
+
+#[test]
+fn the_profile_lists_every_workers_operators_and_the_arrangements_sizes() {
+    let files = Files::new();
+    // A static graph: 5 distinct undirected edges over 7 vertices (a duplicate and a reversed
+    // copy among the lines, and a self-loop).
+    let text = "1 2\n2 3\n3 1\n4 5\n5 6\n2 1\n1 2\n7 7\n";
+    let g = files.write("g.e", text);
+    let profile_path = files.path("p.json");
+    let out = bin()
+        .args(["run", "degree", "--graph", &s(&g), "-w", "2", "--profile", &s(&profile_path), "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let profile: ripples::types::profile::Profile = serde_json::from_str(&read(&profile_path)).unwrap();
+    assert!(std::fs::read_to_string(files.path("p.json.svg")).unwrap().starts_with("<svg"));
+    assert_eq!(profile.workers.iter().map(|w| w.worker).collect::<Vec<_>>(), vec![0, 1]);
+    // Both workers run the same dataflow: the same operators at the same addresses.
+    let ops = |w: usize| -> BTreeSet<(Vec<usize>, String)> {
+        profile.operators.iter().filter(|o| o.worker == w).map(|o| (o.addr.clone(), o.name.clone())).collect()
+    };
+    assert_eq!(ops(0), ops(1));
+    assert!(ops(0).len() > 5);
+    for w in &profile.workers {
+        // The dataflows' time is part of the busy time (a small tolerance for the clock reads).
+        assert!(w.operator_seconds <= w.busy_seconds + 1e-3, "{w:?}");
+        assert!(w.busy_seconds + w.parked_seconds <= w.wall_seconds + 1e-6, "{w:?}");
+        let top: f64 = profile
+            .operators
+            .iter()
+            .filter(|o| o.worker == w.worker && o.addr.len() == 1)
+            .map(|o| o.inclusive_seconds)
+            .sum();
+        assert!((top - w.operator_seconds).abs() < 1e-9);
+    }
+    // Self times: a scope's inclusive time is its own plus its children's.
+    for op in &profile.operators {
+        let children: f64 = profile
+            .operators
+            .iter()
+            .filter(|c| c.worker == op.worker && c.addr.len() == op.addr.len() + 1 && c.addr.starts_with(&op.addr))
+            .map(|c| c.inclusive_seconds)
+            .sum();
+        assert!((op.self_seconds - (op.inclusive_seconds - children).max(0.0)).abs() < 1e-9, "{op:?}");
+    }
+    // Records: what the input operator sent over both workers is the graph's lines.
+    let input_out: u64 = profile.operators.iter().filter(|o| o.name == "Input").map(|o| o.records_out).sum();
+    assert!(input_out >= 8, "the input sent {input_out} records");
+    // The input's two distinct sets (its symmetric pairs and its vertices) are arranged, each
+    // record once over the two workers: checked against a plain count of the file.
+    let mut pairs = BTreeSet::new();
+    let mut vertices = BTreeSet::new();
+    for line in text.lines() {
+        let (a, b) = line.split_once(' ').unwrap();
+        pairs.insert((a, b));
+        pairs.insert((b, a));
+        vertices.insert(a);
+        vertices.insert(b);
+    }
+    let mut distinct: BTreeMap<usize, i64> = BTreeMap::new();
+    for a in profile.arrangements.iter().filter(|a| a.name == "Arrange: Distinct") {
+        *distinct.entry(a.operator).or_insert(0) += a.records;
+    }
+    let sizes: BTreeSet<i64> = distinct.values().copied().collect();
+    assert_eq!(sizes, BTreeSet::from([pairs.len() as i64, vertices.len() as i64]), "{:?}", profile.arrangements);
+    assert!(profile.arrangements.iter().all(|a| a.batches >= 0 && a.records >= 0), "{:?}", profile.arrangements);
+}
