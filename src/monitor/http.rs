@@ -158,7 +158,8 @@ fn respond_to(state: &State, method: &Method, uri: &hyper::Uri, authorization: O
         },
         "/api/components" => match &state.components {
             Some(c) => {
-                let c = lock(c);
+                let mut c = lock(c);
+                c.catch_up();
                 json(&serde_json::json!({
                     "applied_epochs": c.applied_epochs,
                     "components": c.size.len(),

@@ -30,7 +30,6 @@ mod metrics;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -70,7 +69,6 @@ pub(crate) struct State {
     profiler: Option<Profiler>,
     token: Option<String>,
     components: Option<Mutex<Components>>,
-    to_components: Mutex<Option<mpsc::Sender<ComponentChanges>>>,
     started: Instant,
     configuration: serde_json::Value,
 }
@@ -94,18 +92,38 @@ struct Totals {
     restarts: u64,
 }
 
-/// One epoch's WCC changes: `(vertex, label, diff)`.
-type ComponentChanges = Vec<(u64, u64, i64)>;
+/// Changes applied to [`Components`] at once when none asked for them before.
+const PENDING_CHANGES: usize = 1 << 20;
 
-/// WCC's component sizes, maintained from its changes on the monitor's own thread.
+/// WCC's component sizes, maintained from its changes. The observer only appends each epoch's
+/// changes (no hashing, no other thread woken on the dataflow's cores); they are applied when
+/// `/api/components` is read, or once [`PENDING_CHANGES`] wait.
 #[derive(Default)]
 struct Components {
     label: HashMap<u64, u64>,
     size: HashMap<u64, u64>,
     applied_epochs: u64,
+    /// Epochs' changes not applied yet, `(vertex, label, diff)`, each epoch's consolidated.
+    pending: Vec<Vec<(u64, u64, i64)>>,
+    pending_changes: usize,
 }
 
 impl Components {
+    fn push(&mut self, changes: Vec<(u64, u64, i64)>) {
+        self.pending_changes += changes.len();
+        self.pending.push(changes);
+        if self.pending_changes >= PENDING_CHANGES {
+            self.catch_up();
+        }
+    }
+
+    fn catch_up(&mut self) {
+        for changes in std::mem::take(&mut self.pending) {
+            self.apply(&changes);
+        }
+        self.pending_changes = 0;
+    }
+
     fn apply(&mut self, changes: &[(u64, u64, i64)]) {
         // Retractions come before insertions per key; apply retractions first anyway.
         for &(v, l, d) in changes.iter().filter(|c| c.2 < 0) {
@@ -133,7 +151,7 @@ impl Components {
         self.applied_epochs += 1;
     }
 
-    /// `(size, how many components have it)`, by size.
+    /// `(size, how many components have it)`, by size (after [`Components::catch_up`]).
     fn distribution(&self) -> Vec<(u64, u64)> {
         let mut by_size: std::collections::BTreeMap<u64, u64> = Default::default();
         for s in self.size.values() {
@@ -162,39 +180,15 @@ impl Monitor {
         }
         std_listener.set_nonblocking(true).map_err(|e| format!("--http {addr}: {e}"))?;
         raise_open_files_limit();
-        let (components, to_components) = if wcc {
-            let (tx, rx) = mpsc::channel::<ComponentChanges>();
-            (Some((Mutex::new(Components::default()), rx)), Some(tx))
-        } else {
-            (None, None)
-        };
-        let (components, receiver) = match components {
-            Some((c, rx)) => (Some(c), Some(rx)),
-            None => (None, None),
-        };
         let state = Arc::new(State {
             metrics: metrics::Metrics::new(),
             run: Mutex::new(RunState::default()),
             profiler,
             token: config.token.clone(),
-            components,
-            to_components: Mutex::new(to_components),
+            components: wcc.then(|| Mutex::new(Components::default())),
             started: Instant::now(),
             configuration: config.configuration.clone(),
         });
-        if let Some(rx) = receiver {
-            let state = state.clone();
-            std::thread::Builder::new()
-                .name("ripples-http-components".into())
-                .spawn(move || {
-                    while let Ok(changes) = rx.recv() {
-                        if let Some(c) = &state.components {
-                            lock(c).apply(&changes);
-                        }
-                    }
-                })
-                .map_err(|e| format!("--http: cannot start a thread: {e}"))?;
-        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("ripples-http")
@@ -223,8 +217,6 @@ impl Monitor {
 
 impl Drop for Monitor {
     fn drop(&mut self) {
-        // Closing the channel ends the components thread.
-        lock(&self.state.to_components).take();
         if let Some(rt) = self.runtime.take() {
             rt.shutdown_background();
         }
@@ -269,11 +261,9 @@ impl Observer for MonitorObserver {
         }
         let changes: Vec<u64> = view.changes.iter().map(|c| c.len() as u64).collect();
         let mut run = lock(&self.state.run);
-        if self.state.components.is_some() {
-            if let Some(i) = run.outputs.iter().position(|n| n == "wcc") {
-                if let (Some(tx), Some(cs)) = (lock(&self.state.to_components).as_ref(), view.changes.get(i)) {
-                    let _ = tx.send(cs.iter().map(|c| (c.key, c.value, c.diff as i64)).collect());
-                }
+        if let Some(components) = &self.state.components {
+            if let Some(cs) = run.outputs.iter().position(|n| n == "wcc").and_then(|i| view.changes.get(i)) {
+                lock(components).push(cs.iter().map(|c| (c.key, c.value, c.diff as i64)).collect());
             }
         }
         self.state.metrics.epoch(view.stats, &run.outputs, &changes);
@@ -328,7 +318,8 @@ mod tests {
                     *net.entry((v, l)).or_insert(0) += d;
                 }
                 let batch: Vec<_> = net.into_iter().filter(|(_, d)| *d != 0).map(|((v, l), d)| (v, l, d)).collect();
-                kept.apply(&batch);
+                kept.push(batch);
+                kept.catch_up();
                 let mut sizes: HashMap<u64, u64> = HashMap::new();
                 for l in labels.values() {
                     *sizes.entry(*l).or_insert(0) += 1;
