@@ -469,3 +469,116 @@ fn the_profile_lists_every_workers_operators_and_the_arrangements_sizes() {
     assert_eq!(sizes, BTreeSet::from([pairs.len() as i64, vertices.len() as i64]), "{:?}", profile.arrangements);
     assert!(profile.arrangements.iter().all(|a| a.batches >= 0 && a.records >= 0), "{:?}", profile.arrangements);
 }
+
+#[test]
+fn a_clusters_profile_covers_every_process_when_process_zero_alone_asks() {
+    let files = Files::new();
+    let text = "1 2\n2 3\n3 1\n4 5\n5 6\n2 1\n1 2\n7 7\n";
+    let g = files.write("g.e", text);
+    let (hosts, _) = common::session::two_process_hostfile(&files);
+    let profile_path = files.path("p.json");
+    let start = |p: usize, extra: &[String]| {
+        let mut args: Vec<String> =
+            ["run", "degree", "--graph", &s(&g), "-n", "2", "-p", &p.to_string(), "--hostfile", &s(&hosts), "-q"]
+                .iter()
+                .map(|a| a.to_string())
+                .collect();
+        args.extend(extra.iter().cloned());
+        bin().args(&args).stderr(Stdio::piped()).spawn().unwrap()
+    };
+    let p0 = start(0, &["--profile".into(), s(&profile_path)]);
+    let p1 = start(1, &[]);
+    for (i, child) in [p0, p1].into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "process {i}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let profile: ripples::types::profile::Profile = serde_json::from_str(&read(&profile_path)).unwrap();
+    assert_eq!(profile.workers.iter().map(|w| w.worker).collect::<Vec<_>>(), vec![0, 1]);
+    // The input's distinct vertices (7) over both processes' arrangements, as with one process.
+    let mut distinct: BTreeMap<usize, i64> = BTreeMap::new();
+    for a in profile.arrangements.iter().filter(|a| a.name == "Arrange: Distinct") {
+        *distinct.entry(a.operator).or_insert(0) += a.records;
+    }
+    assert!(distinct.values().any(|r| *r == 7), "{:?}", profile.arrangements);
+    assert!(read(&files.path("p.json.svg")).starts_with("<svg"));
+}
+
+/// A live run over TCP with a state directory: `(the run, the producer, its last epoch)` after
+/// `epochs` committed epochs of one insertion each.
+fn live_session(files: &Files, state: &Path, extra: &[&str], epochs: u64) -> (Run, common::process::Producer, u64) {
+    let port = common::process::free_port();
+    let mut args = vec!["run", "wcc", "--listen"];
+    let port_text = port.to_string();
+    args.push(&port_text);
+    let state_text = s(state);
+    args.extend(["--state-dir", &state_text, "--http", "127.0.0.1:0", "-q"]);
+    args.extend(extra);
+    let run = Run::start(files, &args);
+    let (mut p, _) = common::process::Producer::connect_retry(port);
+    let mut last = 0;
+    for e in 0..epochs {
+        p.send(&format!("+ {} {}\ncommit\n", e, e + 1)).unwrap();
+        let reply = p.line().unwrap();
+        last = reply.strip_prefix("ok ").and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("reply {reply:?}"));
+    }
+    (run, p, last)
+}
+
+fn wait_epoch(run: &mut Run, epoch: u64) {
+    let deadline = Instant::now() + PATIENCE;
+    while get_json(&run.addr, "/api/status")["current_epoch"].as_u64() != Some(epoch) {
+        assert!(Instant::now() < deadline, "epoch {epoch} never completed: {}", read(&run.stderr));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn live_metrics_count_the_producers_the_log_and_the_snapshots() {
+    if !python_prometheus() {
+        return;
+    }
+    let files = Files::new();
+    // No snapshot yet: the log holds every epoch, and its files are what was appended.
+    let state = files.path("state");
+    let (mut run, mut producer, last) = live_session(&files, &state, &[], 6);
+    wait_epoch(&mut run, last);
+    let metrics = parse_metrics(&files, &get(&run.addr, "/metrics").1);
+    assert_eq!(metrics["ripples_live_producers"], 1.0);
+    let logs: u64 = std::fs::read_dir(&state)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("log-"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert!(logs > 0);
+    assert_eq!(metrics["ripples_wal_bytes_total"], logs as f64);
+    assert_eq!(metrics["ripples_wal_appends_total"], (last + 1) as f64, "epochs 0..={last}");
+    assert!(metrics["ripples_wal_append_seconds_total"] > 0.0);
+    assert_eq!(metrics["ripples_snapshots_total"], 0.0);
+    producer.send("end\n").unwrap();
+    assert_eq!(producer.line().unwrap(), "bye");
+    drop(producer);
+    run.finish();
+
+    // Snapshots every 2 epochs.
+    let state = files.path("state2");
+    let (mut run, producer, last) = live_session(&files, &state, &["--snapshot-every", "2"], 8);
+    wait_epoch(&mut run, last);
+    drop(producer);
+    let deadline = Instant::now() + PATIENCE;
+    let metrics = loop {
+        let m = parse_metrics(&files, &get(&run.addr, "/metrics").1);
+        if m["ripples_live_producers"] == 0.0 {
+            break m;
+        }
+        assert!(Instant::now() < deadline, "the producer's disconnection was not counted");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let on_disk = std::fs::read_dir(&state)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("snapshot-"))
+        .count();
+    assert!(on_disk >= 1 && metrics["ripples_snapshots_total"] >= on_disk as f64, "{metrics:?}");
+    assert!(metrics["ripples_last_snapshot_completed_seconds"] > 1.7e9);
+    assert!(metrics["ripples_last_snapshot_entries"] >= 1.0);
+}

@@ -231,9 +231,11 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
                     eprintln!("ripples: listening on {}", addr);
                 }
             }
-            options
-                .observers
-                .live_started(&observe::LiveStarted { next_epoch: handle.next_epoch, local_addr: handle.local_addr });
+            options.observers.live_started(&observe::LiveStarted {
+                next_epoch: handle.next_epoch,
+                local_addr: handle.local_addr,
+                progress: handle.progress.clone(),
+            });
             handle.progress.attach();
             let shared = LiveShared {
                 receivers: std::sync::Mutex::new(handle.receivers.into_iter().map(Some).collect()),

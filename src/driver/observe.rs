@@ -48,12 +48,14 @@ pub struct OutputInfo {
 }
 
 /// What a live run's front end reports once it has started (before any epoch completes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct LiveStarted {
     /// The epoch the next commit closes (after the initial graph or the recovered epochs).
     pub next_epoch: Time,
     /// The address TCP producers connect to (`--listen`; useful with port 0).
     pub local_addr: Option<std::net::SocketAddr>,
+    /// The front end's counters (producers, write-ahead log, snapshots), read as it runs.
+    pub progress: Arc<crate::live::Progress>,
 }
 
 /// One completed epoch as an observer sees it.

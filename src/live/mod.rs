@@ -88,7 +88,7 @@ mod wake;
 
 pub use config::{LiveConfig, LiveInput};
 pub use error::{LiveFailure, SequencerError, StartError, TransportError};
-pub use progress::Progress;
+pub use progress::{LiveCounters, Progress};
 pub use sequencer::LiveSummary;
 pub use start::{start, LiveHandle};
 pub use state::{read_mark, write_mark, ChangeLogMark, DurabilityError, Recovered, StateDir};

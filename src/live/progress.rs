@@ -31,6 +31,43 @@ pub struct Progress {
     lock: Mutex<()>,
     /// Notified after every change of the counters above.
     changed: Condvar,
+    /// What the front end did (producers, log, snapshots), for monitoring.
+    pub counters: LiveCounters,
+}
+
+/// The live front end's figures that monitoring reads (`--http`): updated by the front end with
+/// relaxed atomics, never waited on.
+#[derive(Debug, Default)]
+pub struct LiveCounters {
+    /// TCP producers connected now.
+    pub producers: AtomicU64,
+    /// Bytes appended to the write-ahead log.
+    pub wal_bytes: AtomicU64,
+    /// Epochs appended to the log (each one fsync).
+    pub wal_appends: AtomicU64,
+    /// Nanoseconds spent appending to the log (write and fsync).
+    pub wal_nanos: AtomicU64,
+    /// Snapshots written.
+    pub snapshots: AtomicU64,
+    /// The last snapshot's duration in nanoseconds.
+    pub last_snapshot_nanos: AtomicU64,
+    /// The last snapshot's edge entries.
+    pub last_snapshot_entries: AtomicU64,
+    /// When the last snapshot completed, milliseconds since the Unix epoch.
+    pub last_snapshot_unix_ms: AtomicU64,
+}
+
+impl LiveCounters {
+    /// The state directory's log figures ([`StateDir::appended`](super::StateDir::appended)).
+    pub(super) fn log(&self, (bytes, appends, time): (u64, u64, Duration)) {
+        self.wal_bytes.store(bytes, Ordering::Relaxed);
+        self.wal_appends.store(appends, Ordering::Relaxed);
+        self.wal_nanos.store(time.as_nanos() as u64, Ordering::Relaxed);
+    }
+    /// Reads `counter`.
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
 }
 
 impl Progress {

@@ -150,6 +150,7 @@ impl Sequencer {
         match event {
             Event::Connect { conn, connection } => {
                 self.conns.insert(conn, connection);
+                self.count_producers();
                 self.reply(conn, format!("ready {}\n", self.next_epoch));
                 Ok(Flow::Continue)
             }
@@ -157,6 +158,7 @@ impl Sequencer {
             Event::Disconnect { conn } => {
                 self.discard(conn);
                 self.conns.remove(&conn);
+                self.count_producers();
                 Ok(Flow::Continue)
             }
             Event::Eof => Ok(Flow::End(None)),
@@ -259,7 +261,12 @@ impl Sequencer {
             eprintln!("ripples: warning: producer {conn} does not read its replies; disconnecting it");
             connection.disconnect();
             self.conns.remove(&conn);
+            self.count_producers();
         }
+    }
+
+    fn count_producers(&self) {
+        self.progress.counters.producers.store(self.conns.len() as u64, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Closes the open epoch: log (fsync), apply, hand to every worker, answer `ok`, snapshot.
@@ -291,7 +298,9 @@ impl Sequencer {
             None => EpochBatch { epoch, updates, ..Default::default() },
         };
         if let Some(state) = self.state.as_mut() {
-            if let Err(source) = state.append(&batch) {
+            let appended = state.append(&batch);
+            self.progress.counters.log(state.appended());
+            if let Err(source) = appended {
                 if let Some((conn, no)) = committer {
                     self.reply(conn, format!("error {no}: cannot make epoch {epoch} durable: {source}\n"));
                 }

@@ -59,6 +59,15 @@ impl Sequencer {
             entries.extend(self.alive.iter().map(|(&(_, e, t), &n)| (edge_update(e), Some(t), n)));
         }
         // Fatal: a failed snapshot write leaves the state directory refusing further appends.
-        state.snapshot_timed(epoch, &entries).map_err(|source| SequencerError::Snapshot { epoch, source })
+        let started = std::time::Instant::now();
+        state.snapshot_timed(epoch, &entries).map_err(|source| SequencerError::Snapshot { epoch, source })?;
+        let c = &self.progress.counters;
+        let ordering = std::sync::atomic::Ordering::Relaxed;
+        c.last_snapshot_nanos.store(started.elapsed().as_nanos() as u64, ordering);
+        c.last_snapshot_entries.store(entries.len() as u64, ordering);
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        c.last_snapshot_unix_ms.store(now.as_millis() as u64, ordering);
+        c.snapshots.fetch_add(1, ordering);
+        Ok(())
     }
 }

@@ -83,6 +83,10 @@ pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
         transport::open(&config, next_epoch, events, &shutdown, &mut warnings)?;
 
     let progress = Progress::new();
+    if let Some(state) = &state {
+        // The initial graph's epoch is logged already.
+        progress.counters.log(state.appended());
+    }
     let sequencer = Sequencer {
         edges,
         next_epoch,

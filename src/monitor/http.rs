@@ -133,7 +133,8 @@ fn respond_to(state: &State, method: &Method, uri: &hyper::Uri, authorization: O
     match path {
         "/metrics" => {
             let profile = state.profiler.as_ref().map(|p| p.snapshot());
-            match state.metrics.encode(profile.as_ref()) {
+            let live = lock(&state.run).live.as_ref().map(|l| l.progress.clone());
+            match state.metrics.encode(profile.as_ref(), live.as_ref().map(|p| &p.counters)) {
                 Ok(body) => {
                     response(StatusCode::OK, "application/openmetrics-text; version=1.0.0; charset=utf-8", body)
                 }
@@ -193,10 +194,18 @@ fn status(state: &State) -> serde_json::Value {
         "configuration": state.configuration,
         "outputs": run.outputs,
         "uptime_seconds": state.started.elapsed().as_secs_f64(),
-        "live": run.live.map(|l| serde_json::json!({
-            "next_epoch": l.next_epoch,
-            "address": l.local_addr.map(|a| a.to_string()),
-        })),
+        "live": run.live.as_ref().map(|l| {
+            let c = &l.progress.counters;
+            let get = crate::live::LiveCounters::get;
+            serde_json::json!({
+                "first_epoch": l.next_epoch,
+                "address": l.local_addr.map(|a| a.to_string()),
+                "producers": get(&c.producers),
+                "wal_bytes": get(&c.wal_bytes),
+                "wal_appends": get(&c.wal_appends),
+                "snapshots": get(&c.snapshots),
+            })
+        }),
         "current_epoch": run.totals.current_epoch,
         "watermark": run.totals.watermark,
         "epochs_behind": last.and_then(|e| e.epochs_behind),

@@ -11,10 +11,12 @@ use prometheus_client::registry::{Registry, Unit};
 use std::sync::atomic::AtomicU64;
 
 use crate::driver::profile::Profile;
+use crate::live::LiveCounters;
 use crate::types::stats::EpochStats;
 
 type Labels = Vec<(String, String)>;
 type FloatCounter = Counter<f64, AtomicU64>;
+type FloatGauge = Gauge<f64, AtomicU64>;
 
 /// The run's metrics (one set per `--http` server, kept across `--restart`s).
 pub(crate) struct Metrics {
@@ -150,17 +152,21 @@ impl Metrics {
     }
 
     /// The whole `/metrics` text (OpenMetrics), the profile's figures included when given.
-    pub(crate) fn encode(&self, profile: Option<&Profile>) -> Result<String, std::fmt::Error> {
+    pub(crate) fn encode(
+        &self,
+        profile: Option<&Profile>,
+        live: Option<&LiveCounters>,
+    ) -> Result<String, std::fmt::Error> {
         let mut text = String::with_capacity(16 * 1024);
         encode_registry(&mut text, &self.registry)?;
-        encode_registry(&mut text, &scrape_time(profile))?;
+        encode_registry(&mut text, &scrape_time(profile, live))?;
         encode_eof(&mut text)?;
         Ok(text)
     }
 }
 
 /// The figures read at each scrape: memory, and the profile's.
-fn scrape_time(profile: Option<&Profile>) -> Registry {
+fn scrape_time(profile: Option<&Profile>, live: Option<&LiveCounters>) -> Registry {
     let mut registry = Registry::with_prefix("ripples");
     let (rss, peak) = crate::driver::metrics::memory();
     let memory: Gauge = Gauge::default();
@@ -169,6 +175,59 @@ fn scrape_time(profile: Option<&Profile>) -> Registry {
     let peak_memory: Gauge = Gauge::default();
     peak_memory.set(peak as i64);
     registry.register_with_unit("peak_resident_memory", "Peak resident memory of process 0", Unit::Bytes, peak_memory);
+    if let Some(c) = live {
+        let get = LiveCounters::get;
+        let gauge = |v: u64| {
+            let g: Gauge = Gauge::default();
+            g.set(v as i64);
+            g
+        };
+        let counter = |v: u64| {
+            let c: Counter = Counter::default();
+            c.inc_by(v);
+            c
+        };
+        let seconds = |nanos: u64| {
+            let c = FloatCounter::default();
+            c.inc_by(nanos as f64 / 1e9);
+            c
+        };
+        registry.register("live_producers", "Live input: TCP producers connected", gauge(get(&c.producers)));
+        registry.register_with_unit(
+            "wal",
+            "Live input with --state-dir: bytes appended to the write-ahead log",
+            Unit::Bytes,
+            counter(get(&c.wal_bytes)),
+        );
+        registry.register(
+            "wal_appends",
+            "Live input with --state-dir: epochs appended to the log (one fsync each)",
+            counter(get(&c.wal_appends)),
+        );
+        registry.register_with_unit(
+            "wal_append",
+            "Live input with --state-dir: time appending to the log, fsync included",
+            Unit::Seconds,
+            seconds(get(&c.wal_nanos)),
+        );
+        registry.register("snapshots", "Live input with --state-dir: snapshots written", counter(get(&c.snapshots)));
+        let last = FloatGauge::default();
+        last.set(get(&c.last_snapshot_nanos) as f64 / 1e9);
+        registry.register_with_unit("last_snapshot_duration", "The last snapshot's duration", Unit::Seconds, last);
+        registry.register(
+            "last_snapshot_entries",
+            "The last snapshot's edge entries",
+            gauge(get(&c.last_snapshot_entries)),
+        );
+        let at = FloatGauge::default();
+        at.set(get(&c.last_snapshot_unix_ms) as f64 / 1e3);
+        registry.register_with_unit(
+            "last_snapshot_completed",
+            "When the last snapshot completed, Unix time (0: none yet)",
+            Unit::Seconds,
+            at,
+        );
+    }
     let Some(profile) = profile else { return registry };
     let worker = |w: usize| vec![("worker".to_string(), w.to_string())];
     let busy = Family::<Labels, FloatCounter>::default();

@@ -252,7 +252,7 @@ impl Observer for MonitorObserver {
     }
 
     fn live_started(&mut self, started: &LiveStarted) {
-        lock(&self.state.run).live = Some(*started);
+        lock(&self.state.run).live = Some(started.clone());
     }
 
     fn epoch(&mut self, view: &EpochView) -> Result<(), String> {

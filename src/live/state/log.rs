@@ -119,6 +119,12 @@ pub(super) fn save_tail(dir: &Path, path: &Path, offset: u64) -> Result<PathBuf,
 }
 
 impl StateDir {
+    /// Since the directory was opened: `(bytes appended to the log, epochs appended, time spent
+    /// appending, fsync included)`.
+    pub fn appended(&self) -> (u64, u64, std::time::Duration) {
+        (self.appended, self.appends, self.append_time)
+    }
+
     /// Logs one epoch; returns once it is on disk (fsynced). Epochs must be consecutive: the
     /// first one of a fresh directory is 0 (or the one after a seeding [`snapshot`](Self::snapshot)).
     pub fn append(&mut self, batch: &EpochBatch) -> Result<(), DurabilityError> {
@@ -135,8 +141,12 @@ impl StateDir {
         if payload > MAX_PAYLOAD {
             return Err(DurabilityError::TooLarge { path: self.dir.clone(), epoch: batch.epoch, bytes: payload });
         }
-        match self.write_record(batch.epoch, &record) {
+        let started = std::time::Instant::now();
+        let written = self.write_record(batch.epoch, &record);
+        self.append_time += started.elapsed();
+        match written {
             Ok(()) => {
+                self.appends += 1;
                 self.next += 1;
                 Ok(())
             }
@@ -163,6 +173,7 @@ impl StateDir {
         }
         let active = self.active.as_mut().expect("just set");
         active.file.write_all(record).map_err(io_err(&active.path, "appending to log"))?;
+        self.appended += record.len() as u64;
         active.file.sync_data().map_err(io_err(&active.path, "fsync of log"))?;
         if created {
             sync_dir(&self.dir)?;

@@ -107,6 +107,11 @@ pub struct StateDir {
     /// Snapshot epochs on disk (the newest is valid; one older may be kept as a fallback).
     snapshots: BTreeSet<Time>,
     poisoned: bool,
+    /// Since the directory was opened: bytes appended to the log, epochs appended, and the
+    /// time that took (write and fsync).
+    appended: u64,
+    appends: u64,
+    append_time: std::time::Duration,
 }
 
 fn segment_name(start: Time) -> String {

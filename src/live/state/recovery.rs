@@ -118,6 +118,9 @@ impl StateDir {
             segments: kept,
             snapshots: snapshots.into_keys().collect(),
             poisoned: false,
+            appended: 0,
+            appends: 0,
+            append_time: std::time::Duration::ZERO,
         };
         Ok((state, recovered))
     }
