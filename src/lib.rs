@@ -39,7 +39,7 @@
 //!
 //! | layer | modules | may import |
 //! |---|---|---|
-//! | model | [`types`] — vertex ids, times, updates; value formats ([`types::format`]); the records a run reports ([`types::stats`]) | — |
+//! | model | [`types`] — vertex ids, times, updates; value formats ([`types::format`]); the records a run reports ([`types::stats`], [`types::profile`]) | — |
 //! | sources | [`sources`] — parse edge, vertex and update files; generate graphs; shape streams; event-time windows | model |
 //! | dataflow | [`dataflow`] — one algorithm per file, each a differential dataflow over the edge collection | model, sources |
 //! | beside the driver | [`live`] — the live front end (transports, sequencer, state directory); [`sinks`] — result files, change logs, stats, progress | model, sources |

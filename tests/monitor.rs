@@ -330,14 +330,14 @@ fn the_dashboard_loads_in_headless_chromium_with_the_runs_epochs_and_operators()
         return;
     }
     let files = Files::new();
-    let (graph, lines) = stream(12, 200, 300, 600);
+    let (graph, lines) = stream(12, 1_000, 1_500, 2_000);
     let g = files.write("g.e", &graph);
     let mut run = Run::start(
         &files,
         &["run", "wcc", "--graph", &s(&g), "--updates", "-", "--batch", "50", "--http", "127.0.0.1:0", "-q"],
     );
     run.send(&lines);
-    run.wait_epochs(13);
+    run.wait_epochs(41);
     // The workers publish their figures every 250 ms: wait for the operators.
     let deadline = Instant::now() + PATIENCE;
     let profile = loop {
@@ -375,11 +375,11 @@ fn the_dashboard_loads_in_headless_chromium_with_the_runs_epochs_and_operators()
     }
     assert!(page_requests >= 6, "the page made {page_requests} requests");
     assert_eq!(page_hosts, BTreeSet::from([run.addr.clone()]), "the page requested other hosts");
-    // The four charts hold the run's 13 epochs.
+    // The four charts hold the run's 41 epochs.
     for chart in ["chart-throughput", "chart-latency", "chart-behind", "chart-memory"] {
         let at = dom.find(&format!("id=\"{chart}\"")).unwrap_or_else(|| panic!("no {chart}:\n{dom}"));
         let tag = &dom[dom[..at].rfind('<').unwrap()..at + dom[at..].find('>').unwrap()];
-        assert!(tag.contains("data-points=\"13\""), "{chart}: {tag}");
+        assert!(tag.contains("data-points=\"41\""), "{chart}: {tag}");
     }
     assert!(dom.contains("class=\"uplot"), "no uPlot chart in the page");
     // The dataflow's operators are listed (every name the profile has with time spent).
