@@ -582,3 +582,66 @@ fn live_metrics_count_the_producers_the_log_and_the_snapshots() {
     assert!(metrics["ripples_last_snapshot_completed_seconds"] > 1.7e9);
     assert!(metrics["ripples_last_snapshot_entries"] >= 1.0);
 }
+
+#[test]
+fn the_profile_is_served_as_sql_tables() {
+    if !common::pg::clients() {
+        return;
+    }
+    let files = Files::new();
+    let (graph, lines) = stream(13, 300, 400, 600);
+    let g = files.write("g.e", &graph);
+    let port = common::process::free_port();
+    let serve = format!("127.0.0.1:{port}");
+    let mut run = Run::start(
+        &files,
+        &[
+            "run",
+            "wcc",
+            "--graph",
+            &s(&g),
+            "--updates",
+            "-",
+            "--batch",
+            "50",
+            "--http",
+            "127.0.0.1:0",
+            "--serve",
+            &serve,
+            "--serve-trust",
+            "-q",
+        ],
+    );
+    run.send(&lines);
+    run.wait_epochs(13);
+    // The tables are refreshed about once a second with the epochs: more epochs until the
+    // operators are there.
+    let deadline = Instant::now() + PATIENCE;
+    let mut extra = 0u64;
+    let rows = loop {
+        let rows =
+            common::pg::psql(port, "SELECT name, elapsed_seconds FROM ripples_operators ORDER BY 2 DESC LIMIT 5");
+        if rows.lines().count() == 5 {
+            break rows;
+        }
+        assert!(Instant::now() < deadline, "no operators served: {rows:?}");
+        run.send(&[format!("+ {} {}", 1_000_000 + extra, 2_000_000 + extra)]);
+        extra += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // The served names are the profile's, and the slowest first.
+    let profile = get_json(&run.addr, "/api/profile");
+    let names: BTreeSet<&str> =
+        profile["operators"].as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap()).collect();
+    let mut last = f64::INFINITY;
+    for row in rows.lines() {
+        let (name, secs) = row.split_once('|').unwrap();
+        assert!(names.contains(name), "{name} is not in the profile");
+        let secs: f64 = secs.parse().unwrap();
+        assert!(secs <= last);
+        last = secs;
+    }
+    let workers = common::pg::psql(port, "SELECT count(*) FROM ripples_workers");
+    assert_eq!(workers.trim(), "1");
+    run.finish();
+}

@@ -120,6 +120,11 @@ impl Monitoring {
         options
     }
 
+    /// The run's profiler, if it profiles.
+    pub(super) fn profiler(&self) -> Option<Profiler> {
+        self.profiler.clone()
+    }
+
     /// A `--restart` happened.
     pub(super) fn restarted(&self) {
         #[cfg(feature = "http")]

@@ -32,9 +32,9 @@ pub fn run_jobs(
     }
     let algorithms: Vec<std::sync::Arc<dyn dataflow::Algorithm>> =
         algorithms.into_iter().map(std::sync::Arc::from).collect();
-    let served = job.serve.start(job.layout.process)?;
     let names: Vec<String> = algorithms.iter().map(|a| a.name()).collect();
     let monitoring = job.monitor.start(job.layout.process, job.describe(&names), names.iter().any(|n| n == "wcc"))?;
+    let served = job.serve.start(job.layout.process, monitoring.profiler())?;
     let mut restarts = 0;
     let report = loop {
         let attempt = algorithms.iter().map(|a| Box::new(a.clone()) as Box<dyn dataflow::Algorithm>).collect();

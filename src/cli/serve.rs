@@ -83,7 +83,12 @@ impl ServeArgs {
     }
 
     /// Starts serving if asked (checks the flags, listens, prints the address on stderr).
-    pub(super) fn start(&self, process: usize) -> Result<Served, RunError> {
+    /// `profiler`: the run's, whose figures become the profile tables.
+    pub(super) fn start(
+        &self,
+        process: usize,
+        profiler: Option<crate::driver::profile::Profiler>,
+    ) -> Result<Served, RunError> {
         let Some(addr) = &self.serve else {
             if self.serve_trust
                 || self.serve_password_file.is_some()
@@ -99,7 +104,7 @@ impl ServeArgs {
         }
         #[cfg(not(feature = "serve"))]
         {
-            let _ = addr;
+            let _ = (addr, profiler);
             Err(input("--serve: this ripples was built without the `serve` feature"))
         }
         #[cfg(feature = "serve")]
@@ -126,6 +131,7 @@ impl ServeArgs {
             config.statement_timeout = std::time::Duration::from_millis(self.serve_statement_timeout_ms.max(1));
             config.commit_interval = std::time::Duration::from_millis(self.serve_commit_interval_ms);
             config.nice = self.serve_nice;
+            config.profiler = profiler;
             let serving = Serving::start(config).map_err(input)?;
             eprintln!(
                 "ripples: serving SQL on {} (psql \"host={} port={} user=ripples\")",

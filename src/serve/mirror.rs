@@ -62,6 +62,17 @@ CREATE TABLE IF NOT EXISTS epochs(epoch INTEGER PRIMARY KEY, updates INTEGER NOT
     output_changes INTEGER NOT NULL, completed_at TEXT NOT NULL, mirror_ms REAL NOT NULL);
 CREATE VIEW IF NOT EXISTS changes AS SELECT 0 AS epoch, '' AS algorithm, 0 AS vertex, 0 AS value, 0 AS diff WHERE 0;
 CREATE TABLE IF NOT EXISTS ripples_state(epoch INTEGER, oldest INTEGER NOT NULL);
+-- The profile (--profile, --http): refreshed about once a second while the run goes on, and at
+-- its end with the whole cluster's figures. See ripples::types::profile for the columns.
+CREATE TABLE IF NOT EXISTS ripples_workers(worker INTEGER NOT NULL, wall_seconds REAL NOT NULL,
+    busy_seconds REAL NOT NULL, parked_seconds REAL NOT NULL, operator_seconds REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS ripples_operators(worker INTEGER NOT NULL, id INTEGER NOT NULL, addr TEXT NOT NULL,
+    name TEXT NOT NULL, elapsed_seconds REAL NOT NULL, self_seconds REAL NOT NULL, invocations INTEGER NOT NULL,
+    records_in INTEGER NOT NULL, records_out INTEGER NOT NULL, batches_in INTEGER NOT NULL, batches_out INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS ripples_channels(worker INTEGER NOT NULL, id INTEGER NOT NULL, source TEXT NOT NULL,
+    target TEXT NOT NULL, records INTEGER NOT NULL, messages INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS ripples_arrangements(worker INTEGER NOT NULL, operator INTEGER NOT NULL, name TEXT NOT NULL,
+    records INTEGER NOT NULL, batches INTEGER NOT NULL, batcher_bytes INTEGER NOT NULL);
 INSERT INTO ripples_state SELECT NULL, 0 WHERE NOT EXISTS (SELECT 1 FROM ripples_state);
 -- A minimal PostgreSQL catalog: what psql's \\d and \\dt read. The served relations are the
 -- algorithm tables, epochs and changes (not the history tables behind AS OF).
@@ -209,6 +220,71 @@ impl Mirror {
         self.cost.tables = vec![(0, Duration::ZERO); tables.len()];
         self.tables = tables;
         Ok(())
+    }
+
+    /// Replaces the profile tables' rows with `profile`'s, in one transaction.
+    pub fn profile(&mut self, profile: &crate::types::profile::Profile) -> Result<(), String> {
+        let addr = |a: &[usize]| a.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(".");
+        let tx = self.conn.transaction().map_err(sql_err)?;
+        tx.execute_batch(
+            "DELETE FROM ripples_workers; DELETE FROM ripples_operators; DELETE FROM ripples_channels;
+             DELETE FROM ripples_arrangements;",
+        )
+        .map_err(sql_err)?;
+        {
+            let mut s =
+                tx.prepare_cached("INSERT INTO ripples_workers VALUES (?1, ?2, ?3, ?4, ?5)").map_err(sql_err)?;
+            for w in &profile.workers {
+                s.execute(params![
+                    w.worker as i64,
+                    w.wall_seconds,
+                    w.busy_seconds,
+                    w.parked_seconds,
+                    w.operator_seconds
+                ])
+                .map_err(sql_err)?;
+            }
+            let mut s = tx
+                .prepare_cached("INSERT INTO ripples_operators VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)")
+                .map_err(sql_err)?;
+            for o in &profile.operators {
+                s.execute(params![
+                    o.worker as i64,
+                    o.id as i64,
+                    addr(&o.addr),
+                    o.name,
+                    o.inclusive_seconds,
+                    o.self_seconds,
+                    o.invocations as i64,
+                    o.records_in as i64,
+                    o.records_out as i64,
+                    o.batches_in as i64,
+                    o.batches_out as i64
+                ])
+                .map_err(sql_err)?;
+            }
+            let mut s =
+                tx.prepare_cached("INSERT INTO ripples_channels VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(sql_err)?;
+            for c in &profile.channels {
+                s.execute(params![
+                    c.worker as i64,
+                    c.id as i64,
+                    addr(&c.source),
+                    addr(&c.target),
+                    c.records as i64,
+                    c.messages as i64
+                ])
+                .map_err(sql_err)?;
+            }
+            let mut s = tx
+                .prepare_cached("INSERT INTO ripples_arrangements VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+                .map_err(sql_err)?;
+            for a in &profile.arrangements {
+                s.execute(params![a.worker as i64, a.operator as i64, a.name, a.records, a.batches, a.batcher_bytes])
+                    .map_err(sql_err)?;
+            }
+        }
+        tx.commit().map_err(sql_err)
     }
 
     /// The last epoch applied.

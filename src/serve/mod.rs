@@ -60,6 +60,9 @@ pub struct ServeConfig {
     /// lower scheduling priority, so that under contention the dataflow's workers keep their
     /// cores). Zero: the run's own priority.
     pub nice: i32,
+    /// The run's profiler (`--profile`, `--http`): its figures become the tables
+    /// `ripples_workers`, `ripples_operators`, `ripples_channels` and `ripples_arrangements`.
+    pub profiler: Option<crate::driver::profile::Profiler>,
 }
 
 impl ServeConfig {
@@ -76,6 +79,7 @@ impl ServeConfig {
             dir: None,
             commit_interval: DEFAULT_COMMIT_INTERVAL,
             nice: DEFAULT_NICE,
+            profiler: None,
         }
     }
 }
@@ -112,9 +116,19 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
 
 enum Msg {
     Start(Vec<OutputInfo>),
-    Epoch { epoch: Time, stats: EpochStats, changes: Vec<Vec<Change>>, replayed: bool },
+    Epoch {
+        epoch: Time,
+        stats: EpochStats,
+        changes: Vec<Vec<Change>>,
+        replayed: bool,
+    },
+    /// The run ended: the profile tables get its final figures.
+    Finish,
     Stop,
 }
+
+/// How often the mirror refreshes the profile tables while the run goes on.
+const PROFILE_EVERY: Duration = Duration::from_secs(1);
 
 /// What the observer, the mirror thread and the server share.
 pub(crate) struct Shared {
@@ -310,6 +324,8 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
     // When the last transaction committed: the next one waits for the commit interval to pass,
     // gathering the epochs completed meanwhile.
     let mut committed: Option<Instant> = None;
+    // When the profile tables were last refreshed.
+    let mut profiled: Option<Instant> = None;
     loop {
         let msg = match next.take() {
             Some(msg) => msg,
@@ -320,6 +336,10 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
         };
         let result = match msg {
             Msg::Stop => return,
+            Msg::Finish => match &shared.config.profiler {
+                Some(p) => m.profile(&p.snapshot()),
+                None => Ok(()),
+            },
             Msg::Start(outputs) => m.start(&outputs).map(|()| {
                 let tables: Vec<mirror::Table> = outputs.iter().map(mirror::Table::of).collect();
                 if let Ok(mut t) = shared.tables.lock() {
@@ -363,8 +383,14 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
                     }
                 }
                 let last = batch.last().map(|e| e.epoch);
-                let r = m.apply(&batch);
+                let mut r = m.apply(&batch);
                 committed = Some(Instant::now());
+                if let (Some(p), true) = (&shared.config.profiler, r.is_ok()) {
+                    if profiled.is_none_or(|t: Instant| t.elapsed() >= PROFILE_EVERY) {
+                        r = m.profile(&p.snapshot());
+                        profiled = Some(Instant::now());
+                    }
+                }
                 shared.applied_count.fetch_add(count as u64, Ordering::AcqRel);
                 if r.is_ok() {
                     if let Some(last) = last {
@@ -451,6 +477,6 @@ impl Observer for MirrorObserver {
     }
 
     fn finish(&mut self, _summary: &RunSummary) -> Result<(), String> {
-        Ok(())
+        self.send(Msg::Finish)
     }
 }
