@@ -394,6 +394,8 @@ fn bench_window_systems_agree() {
         "ripples-window,ripples,recompute",
         "--json",
         s(&json),
+        "--profile",
+        s(&files.path("profiles")),
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let figures: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -404,6 +406,15 @@ fn bench_window_systems_agree() {
         assert_eq!(f["epochs"], figures[1]["epochs"], "{}", f);
         assert_eq!(f["updates"], 12 * 200, "{}", f);
     }
+    // --profile: each dataflow system's profile, both workers; the sequential one has none.
+    for system in ["ripples-window", "ripples"] {
+        let text = std::fs::read_to_string(files.path("profiles").join(format!("{system}.json"))).unwrap();
+        let profile: ripples::types::profile::Profile = serde_json::from_str(&text).unwrap();
+        assert_eq!(profile.workers.len(), 2, "{system}");
+        assert!(profile.operators.iter().any(|o| o.invocations > 0), "{system}");
+        assert!(files.path("profiles").join(format!("{system}.json.svg")).exists());
+    }
+    assert!(!files.path("profiles").join("recompute.json").exists());
 }
 
 /// `ripples bench wcc-churn --shards`: one table row per number of shares and phase, the JSON

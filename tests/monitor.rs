@@ -645,3 +645,53 @@ fn the_profile_is_served_as_sql_tables() {
     assert_eq!(workers.trim(), "1");
     run.finish();
 }
+
+#[test]
+fn profile_every_writes_the_profile_while_the_run_goes_on() {
+    let files = Files::new();
+    let g = files.write("g.e", "1 2\n2 3\n");
+    let path = files.path("p.json");
+    let stderr = files.path("stderr");
+    let mut child = bin()
+        .args([
+            "run",
+            "wcc",
+            "--graph",
+            &s(&g),
+            "--updates",
+            "-",
+            "--profile",
+            &s(&path),
+            "--profile-every",
+            "0.1",
+            "-q",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    // Written while the input is still open (the run cannot have ended).
+    let deadline = Instant::now() + PATIENCE;
+    let during: ripples::types::profile::Profile = loop {
+        if let Some(p) = std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok()) {
+            break p;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "{}", read(&stderr));
+        assert!(Instant::now() < deadline, "no profile written during the run");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(during.workers.len(), 1);
+    drop(child.stdin.take());
+    assert!(wait_exit(&mut child, PATIENCE, "ripples run --profile-every").success(), "{}", read(&stderr));
+    let last: ripples::types::profile::Profile = serde_json::from_str(&read(&path)).unwrap();
+    assert!(
+        last.operators.iter().map(|o| o.invocations).sum::<u64>()
+            >= during.operators.iter().map(|o| o.invocations).sum::<u64>()
+    );
+    // Bad values are usage errors.
+    let out =
+        bin().args(["run", "wcc", "--graph", &s(&g), "--profile", &s(&path), "--profile-every", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("seconds >= 0.1"));
+}

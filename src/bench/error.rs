@@ -45,6 +45,9 @@ pub enum BenchError {
     /// The driver returned no report (this process holds no worker that reports).
     #[error("no report")]
     NoReport,
+    /// `--profile DIR`: the profile could not be written (the message names the file).
+    #[error("{0}")]
+    Profile(String),
     /// A file or directory could not be read, written or created.
     #[error("{what} {}", path.display())]
     File {

@@ -169,3 +169,69 @@ where
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(err)?;
     Ok(())
 }
+
+/// A profile (`--profile FILE`, `ripples bench --profile DIR`): the JSON at `path` and the chart
+/// of the operators by self time beside it (`path.svg`).
+pub fn write_profile(path: &Path, profile: &crate::types::profile::Profile) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(profile).map_err(|e| e.to_string())?;
+    // Whole or not at all (`--profile-every` rewrites it while readers may look).
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, text + "\n")
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("cannot write {}: {}", path.display(), e))?;
+    let svg = svg_path(path);
+    profile_chart(&svg, profile).map_err(|e| format!("cannot write {}: {}", svg.display(), e))
+}
+
+fn svg_path(path: &Path) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".svg");
+    std::path::PathBuf::from(s)
+}
+
+/// A horizontal bar chart of the operators with the most self time (all workers), with the
+/// workers' parked time for scale.
+fn profile_chart(path: &Path, profile: &crate::types::profile::Profile) -> Result<(), String> {
+    register_font().map_err(|e| e.to_string())?;
+    let mut ops = profile.by_operator();
+    ops.sort_by(|a, b| b.self_seconds.total_cmp(&a.self_seconds));
+    ops.truncate(25);
+    let busy: f64 = profile.workers.iter().map(|w| w.busy_seconds).sum();
+    let parked: f64 = profile.workers.iter().map(|w| w.parked_seconds).sum();
+    let label = |op: &crate::types::profile::OperatorTotal| {
+        let addr: Vec<String> = op.addr.iter().map(|i| i.to_string()).collect();
+        let mut name = op.name.clone();
+        if name.chars().count() > 48 {
+            name = name.chars().take(47).collect::<String>() + "…";
+        }
+        format!("{} [{}]", name, addr.join("."))
+    };
+    let rows: Vec<(String, f64)> = ops.iter().map(|op| (label(op), op.self_seconds)).collect();
+    let height = 120 + 22 * rows.len().max(1) as u32;
+    let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let max = rows.iter().map(|r| r.1).fold(0.0, f64::max).max(1e-9);
+    let title = format!(
+        "Operators by self time, all workers ({:.3} s busy, {:.3} s parked, {} workers)",
+        busy,
+        parked,
+        profile.workers.len()
+    );
+    let (top, body) = root.split_vertically(40);
+    top.titled(&title, ("sans-serif", 16)).map_err(|e| e.to_string())?;
+    let (labels, bars) = body.split_horizontally(430);
+    let n = rows.len().max(1);
+    let row_h = (height - 80) as f64 / n as f64;
+    for (i, (name, secs)) in rows.iter().enumerate() {
+        let y = (i as f64 * row_h) as i32 + 4;
+        labels.draw(&Text::new(name.clone(), (4, y), ("sans-serif", 12).into_font())).map_err(|e| e.to_string())?;
+        let w = ((secs / max) * 440.0).max(1.0) as i32;
+        bars.draw(&Rectangle::new([(0, y), (w, y + (row_h * 0.7) as i32)], RGBColor(74, 123, 208).filled()))
+            .map_err(|e| e.to_string())?;
+        let share = if busy > 0.0 { 100.0 * secs / busy } else { 0.0 };
+        bars.draw(&Text::new(format!("{secs:.3} s ({share:.1}%)"), (w + 6, y), ("sans-serif", 12).into_font()))
+            .map_err(|e| e.to_string())?;
+    }
+    root.present().map_err(|e| e.to_string())
+}

@@ -12,6 +12,8 @@ pub struct BenchOptions {
     pub scenario: Scenario,
     /// System names, in the order they run (and appear in the table).
     pub systems: Vec<String>,
+    /// Write each dataflow system's profile into this directory (`SYSTEM.json`, `.svg`).
+    pub profile: Option<std::path::PathBuf>,
 }
 
 /// Runs every system in a child process and compares them. Returns the results and whether all
@@ -34,7 +36,9 @@ pub fn run_bench(options: &BenchOptions) -> Result<(Vec<SystemResult>, bool), Be
             s.time_limit_secs
         );
         let state = dir.join(format!("{}.state", system));
-        let result = child::spawn(&exe, s, system, &state)?;
+        let mut scenario = s.clone();
+        scenario.profile = options.profile.as_ref().map(|d| d.join(format!("{system}.json")));
+        let result = child::spawn(&exe, &scenario, system, &state)?;
         eprintln!(
             "ripples bench:   {:.0} updates/s, p99 {:.2} ms{}",
             result.updates_per_sec,

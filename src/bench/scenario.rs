@@ -47,6 +47,10 @@ pub struct Scenario {
     /// Each system stops feeding epochs after this many seconds of update epochs (its result is
     /// then marked partial).
     pub time_limit_secs: f64,
+    /// `ripples bench --profile DIR`: the system (a dataflow under the driver) writes its profile
+    /// here (`DIR/SYSTEM.json` and `.svg`, set per child).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<std::path::PathBuf>,
 }
 
 /// The scenarios `ripples bench` knows.
@@ -95,6 +99,7 @@ impl Scenario {
             seed: 1,
             workers: 2,
             time_limit_secs: 120.0,
+            profile: None,
         };
         Ok(match name {
             "wcc-insert" => base,

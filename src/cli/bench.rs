@@ -59,6 +59,10 @@ pub struct BenchArgs {
     /// sweeps: --shards 1,2,4,8,16,32,64. Ignores -w, --systems and --time-limit.
     #[arg(long, value_delimiter = ',')]
     pub shards: Option<Vec<usize>>,
+    /// Write each dataflow system's per-operator profile to DIR/SYSTEM.json (and .svg), as
+    /// `ripples run --profile` does.
+    #[arg(long, value_name = "DIR")]
+    pub profile: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -113,7 +117,10 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     }
     let systems: Vec<String> =
         args.systems.unwrap_or_else(|| bench::systems::defaults(&scenario).into_iter().map(String::from).collect());
-    let options = BenchOptions { scenario: scenario.clone(), systems };
+    if let Some(dir) = &args.profile {
+        std::fs::create_dir_all(dir).map_err(|e| RunError::Other(format!("cannot create {}: {}", dir.display(), e)))?;
+    }
+    let options = BenchOptions { scenario: scenario.clone(), systems, profile: args.profile.clone() };
     let (results, agree) = bench::run_bench(&options).map_err(run_error)?;
     println!(
         "scenario {}: R-MAT scale {}, batch {}{}, {} worker(s), seed {}",

@@ -38,6 +38,18 @@ pub struct MonitorArgs {
     /// busy and parked seconds. From timely's and differential's logging.
     #[arg(long, value_name = "FILE")]
     pub profile: Option<PathBuf>,
+    /// With --profile: also write it every SECS seconds while the run goes on (process 0's
+    /// workers' figures so far; the end of the run writes the whole cluster's).
+    #[arg(long, value_name = "SECS", requires = "profile", value_parser = every_seconds)]
+    pub profile_every: Option<f64>,
+}
+
+/// `--profile-every`: a finite number of seconds >= 0.1.
+fn every_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && (0.1..=1e9).contains(&secs) => Ok(secs),
+        _ => Err(format!("'{}' is not a number of seconds >= 0.1", text)),
+    }
 }
 
 /// What a job's monitoring runs: the server (process 0) and the profiler.
@@ -46,6 +58,8 @@ pub(super) struct Monitoring {
     monitor: Option<crate::monitor::Monitor>,
     profiler: Option<Profiler>,
     profile: Option<PathBuf>,
+    /// `--profile-every`: the writing thread, stopped by dropping the sender.
+    every: Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
 }
 
 fn input(e: impl Into<String>) -> RunError {
@@ -84,7 +98,26 @@ impl MonitorArgs {
             monitor: None,
             profiler,
             profile: self.profile.clone(),
+            every: None,
         };
+        if let (Some(path), Some(secs), Some(profiler), 0) =
+            (&self.profile, self.profile_every, &monitoring.profiler, process)
+        {
+            let (stop, stopped) = std::sync::mpsc::channel::<()>();
+            let (path, profiler) = (path.clone(), profiler.clone());
+            let every = std::time::Duration::from_secs_f64(secs);
+            let thread = std::thread::Builder::new()
+                .name("ripples-profile".into())
+                .spawn(move || {
+                    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                        if let Err(e) = write_profile(&path, &profiler.snapshot()) {
+                            eprintln!("ripples: warning: --profile-every: {e}");
+                        }
+                    }
+                })
+                .map_err(|e| RunError::Other(format!("cannot start a thread: {e}")))?;
+            monitoring.every = Some((stop, thread));
+        }
         let Some(addr) = self.http.as_ref().filter(|_| process == 0) else { return Ok(monitoring) };
         #[cfg(not(feature = "http"))]
         {
@@ -134,7 +167,11 @@ impl Monitoring {
     }
 
     /// After the run: writes `--profile` (process 0, whose profiler holds the cluster's).
-    pub(super) fn end(&self) -> Result<(), RunError> {
+    pub(super) fn end(mut self) -> Result<(), RunError> {
+        if let Some((stop, thread)) = self.every.take() {
+            drop(stop);
+            let _ = thread.join();
+        }
         let (Some(path), Some(profiler)) = (&self.profile, &self.profiler) else { return Ok(()) };
         let Some(profile) = profiler.final_profile() else { return Ok(()) };
         write_profile(path, &profile)?;
@@ -145,62 +182,5 @@ impl Monitoring {
 
 /// `--profile FILE`: the JSON and the chart beside it.
 pub(crate) fn write_profile(path: &std::path::Path, profile: &Profile) -> Result<(), RunError> {
-    let text = serde_json::to_string_pretty(profile).map_err(|e| RunError::Other(e.to_string()))?;
-    std::fs::write(path, text + "\n")
-        .map_err(|e| RunError::Other(format!("cannot write {}: {}", path.display(), e)))?;
-    let svg = svg_path(path);
-    profile_chart(&svg, profile).map_err(|e| RunError::Other(format!("cannot write {}: {}", svg.display(), e)))
-}
-
-fn svg_path(path: &std::path::Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(".svg");
-    PathBuf::from(s)
-}
-
-/// A horizontal bar chart of the operators with the most self time (all workers), with the
-/// workers' parked time for scale.
-fn profile_chart(path: &std::path::Path, profile: &Profile) -> Result<(), String> {
-    use plotters::prelude::*;
-    crate::bench::plot::register_font().map_err(|e| e.to_string())?;
-    let mut ops = profile.by_operator();
-    ops.sort_by(|a, b| b.self_seconds.total_cmp(&a.self_seconds));
-    ops.truncate(25);
-    let busy: f64 = profile.workers.iter().map(|w| w.busy_seconds).sum();
-    let parked: f64 = profile.workers.iter().map(|w| w.parked_seconds).sum();
-    let label = |op: &crate::types::profile::OperatorTotal| {
-        let addr: Vec<String> = op.addr.iter().map(|i| i.to_string()).collect();
-        let mut name = op.name.clone();
-        if name.chars().count() > 48 {
-            name = name.chars().take(47).collect::<String>() + "…";
-        }
-        format!("{} [{}]", name, addr.join("."))
-    };
-    let rows: Vec<(String, f64)> = ops.iter().map(|op| (label(op), op.self_seconds)).collect();
-    let height = 120 + 22 * rows.len().max(1) as u32;
-    let root = SVGBackend::new(path, (1000, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let max = rows.iter().map(|r| r.1).fold(0.0, f64::max).max(1e-9);
-    let title = format!(
-        "Operators by self time, all workers ({:.3} s busy, {:.3} s parked, {} workers)",
-        busy,
-        parked,
-        profile.workers.len()
-    );
-    let (top, body) = root.split_vertically(40);
-    top.titled(&title, ("sans-serif", 16)).map_err(|e| e.to_string())?;
-    let (labels, bars) = body.split_horizontally(430);
-    let n = rows.len().max(1);
-    let row_h = (height - 80) as f64 / n as f64;
-    for (i, (name, secs)) in rows.iter().enumerate() {
-        let y = (i as f64 * row_h) as i32 + 4;
-        labels.draw(&Text::new(name.clone(), (4, y), ("sans-serif", 12).into_font())).map_err(|e| e.to_string())?;
-        let w = ((secs / max) * 440.0).max(1.0) as i32;
-        bars.draw(&Rectangle::new([(0, y), (w, y + (row_h * 0.7) as i32)], RGBColor(74, 123, 208).filled()))
-            .map_err(|e| e.to_string())?;
-        let share = if busy > 0.0 { 100.0 * secs / busy } else { 0.0 };
-        bars.draw(&Text::new(format!("{secs:.3} s ({share:.1}%)"), (w + 6, y), ("sans-serif", 12).into_font()))
-            .map_err(|e| e.to_string())?;
-    }
-    root.present().map_err(|e| e.to_string())
+    crate::bench::plot::write_profile(path, profile).map_err(RunError::Other)
 }

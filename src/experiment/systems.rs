@@ -131,7 +131,18 @@ fn insert_only(stream: &str) -> bool {
 pub fn scenario(algorithm: &str, stream: &str, workers: usize, batch: usize, time_limit_secs: f64) -> Scenario {
     let name =
         if algorithm == "wcc" && insert_only(stream) { "wcc-insert".into() } else { format!("{algorithm}-churn") };
-    Scenario { name, scale: 0, edge_factor: 0, batch, window: 0, epochs: 0, seed: 0, workers, time_limit_secs }
+    Scenario {
+        name,
+        scale: 0,
+        edge_factor: 0,
+        batch,
+        window: 0,
+        epochs: 0,
+        seed: 0,
+        workers,
+        time_limit_secs,
+        profile: None,
+    }
 }
 
 #[cfg(test)]

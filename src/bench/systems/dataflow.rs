@@ -112,9 +112,12 @@ fn run_dataflow(
         keep_state: true,
         trusted_input: true,
         time_limit: Some(limit),
+        profiler: scenario.profile.as_ref().map(|_| driver::profile::Profiler::new()),
         ..RunOptions::default()
     };
+    let profiler = options.profiler.clone();
     let report = driver::run(options, algorithm)?.ok_or(BenchError::NoReport)?;
+    super::write_profile(scenario, profiler)?;
     let s = &report.summary;
     let measured = Measured {
         epochs: s.epochs,

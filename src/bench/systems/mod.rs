@@ -28,6 +28,14 @@ use super::scenario::Scenario;
 use super::system::System;
 use super::BenchError;
 
+/// `ripples bench --profile DIR`: writes the profile the run collected (see [`Scenario::profile`]).
+fn write_profile(scenario: &Scenario, profiler: Option<crate::driver::profile::Profiler>) -> Result<(), BenchError> {
+    let (Some(path), Some(profile)) = (&scenario.profile, profiler.and_then(|p| p.final_profile())) else {
+        return Ok(());
+    };
+    super::plot::write_profile(path, &profile).map_err(BenchError::Profile)
+}
+
 /// Every system, in the order of the default lists and of `unknown system` messages.
 pub fn all() -> Vec<Box<dyn System>> {
     vec![

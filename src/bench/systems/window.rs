@@ -61,9 +61,12 @@ impl System for RipplesWindow {
             keep_state: true,
             time_limit: Some(limit),
             window: Some(WindowSpec::new(WindowKind::Sliding, window)),
+            profiler: scenario.profile.as_ref().map(|_| driver::profile::Profiler::new()),
             ..RunOptions::default()
         };
+        let profiler = options.profiler.clone();
         let report = driver::run(options, dataflow::wcc::Wcc);
+        super::write_profile(scenario, profiler)?;
         let _ = std::fs::remove_file(&file);
         let report = report?.ok_or(BenchError::NoReport)?;
         // Epochs 2..: each inserts `batch / 2` edges and expires as many.
