@@ -334,7 +334,7 @@ time_column = "t"
 fn processes_are_a_sweep_dimension() {
     let files = Files::new();
     let toml = experiment(
-        "repetitions = 1\nworkers = [1, 2]\nprocesses = [1, 2]\nstreams = [\"churn\"]\n[stream]\nchurn_updates = 600",
+        "repetitions = 1\nprofile = true\nworkers = [1, 2]\nprocesses = [1, 2]\nstreams = [\"churn\"]\n[stream]\nchurn_updates = 600",
         "",
     );
     let out = run(&files, &toml, &[]);
@@ -361,6 +361,12 @@ fn processes_are_a_sweep_dimension() {
             assert!(!cmd.contains(&"-n") && r["cell"].get("processes").is_none(), "one process: keys as before");
         }
         assert!(r["metrics"]["latency_histogram"].as_str().is_some_and(|h| !h.is_empty()));
+        // `profile = true`: every cell's profile covers every worker of every process.
+        let cell = files.path("out/cells").join(r["key"].as_str().unwrap());
+        let profile: ripples::types::profile::Profile =
+            serde_json::from_str(&read(&cell.join("profile.json"))).unwrap();
+        let workers = r["cell"]["workers"].as_u64().unwrap() * r["cell"]["processes"].as_u64().unwrap_or(1);
+        assert_eq!(profile.workers.len() as u64, workers, "{r}");
     }
     assert_eq!(ports.len(), 4, "every process of every cell on a port of its own: {ports:?}");
     let report = read(&files.path("out/report.md"));

@@ -45,6 +45,9 @@ pub struct File {
     pub timeout_secs: Option<Spanned<f64>>,
     /// `warmup_epochs`: the first update epochs of every cell left out of every figure (default 0).
     pub warmup_epochs: Option<u64>,
+    /// `profile`: every `ripples` cell writes its per-operator profile (`--profile`) to
+    /// `cells/KEY/profile.json` and `.svg` (default false).
+    pub profile: Option<bool>,
     /// `workers`: the timely worker counts to sweep, each at least 1 (default `[1]`).
     pub workers: Option<Vec<Spanned<usize>>>,
     /// `batch_sizes`: the updates per epoch to sweep, each at least 1 (default `[1000]`).
@@ -210,6 +213,8 @@ pub struct Experiment {
     pub timeout_secs: f64,
     /// Update epochs left out of every figure (the `warmup_epochs` key, default 0).
     pub warmup_epochs: u64,
+    /// Every `ripples` cell writes a profile (the `profile` key, default false).
+    pub profile: bool,
     /// Worker counts to sweep (the `workers` key, default `[1]`).
     pub workers: Vec<usize>,
     /// Updates per epoch to sweep (the `batch_sizes` key, default `[1000]`).

@@ -313,6 +313,7 @@ impl Experiment {
             repetitions,
             timeout_secs,
             warmup_epochs: file.warmup_epochs.unwrap_or(0),
+            profile: file.profile.unwrap_or(false),
             workers,
             batch_sizes,
             processes,
@@ -352,6 +353,9 @@ fn non_default(file: &File, exp: &Experiment) -> Vec<(String, String)> {
     }
     if let Some(v) = file.warmup_epochs.filter(|w| *w != 0) {
         note("warmup_epochs", v.to_string());
+    }
+    if exp.profile {
+        note("profile", "true".into());
     }
     let list = |v: &[usize]| format!("{v:?}");
     if exp.workers != [1] {

@@ -50,6 +50,10 @@ fn command(exp: &Experiment, cell: &Cell, exe: &Path, files: &StreamFiles, outpu
                 ],
             );
             argv.push("-q".into());
+            if exp.profile {
+                // Beside the stats: cells/KEY/profile.json (and .svg).
+                argv.extend(["--profile".to_string(), p(&stats.with_file_name("profile.json"))]);
+            }
             match cell.stream.as_str() {
                 "event-sliding" => argv.extend(["--window".to_string(), exp.stream.span.to_string()]),
                 "event-tumbling" => argv.extend(["--tumbling".to_string(), exp.stream.span.to_string()]),
