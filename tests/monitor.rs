@@ -643,6 +643,15 @@ fn the_profile_is_served_as_sql_tables() {
     }
     let workers = common::pg::psql(port, "SELECT count(*) FROM ripples_workers");
     assert_eq!(workers.trim(), "1");
+    // The statements are counted (psql sends one statement per -c here, and none besides).
+    let before = get(&run.addr, "/metrics").1;
+    let count = |text: &str| -> u64 {
+        let line = text.lines().find(|l| l.starts_with("ripples_serve_statements_total ")).expect("the counter");
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    common::pg::psql(port, "SELECT 1");
+    common::pg::psql(port, "SELECT 2");
+    assert_eq!(count(&get(&run.addr, "/metrics").1), count(&before) + 2);
     run.finish();
 }
 

@@ -158,6 +158,15 @@ impl Monitoring {
         self.profiler.clone()
     }
 
+    /// Counts `--serve`'s statements in the metrics.
+    pub(super) fn watch(&self, served: &super::serve::Served) {
+        #[cfg(all(feature = "http", feature = "serve"))]
+        if let (Some(m), Some(read)) = (&self.monitor, served.statements()) {
+            m.counter("serve_statements", "SQL statements clients sent (--serve)", read);
+        }
+        let _ = served;
+    }
+
     /// A `--restart` happened.
     pub(super) fn restarted(&self) {
         #[cfg(feature = "http")]

@@ -35,6 +35,7 @@ pub fn run_jobs(
     let names: Vec<String> = algorithms.iter().map(|a| a.name()).collect();
     let monitoring = job.monitor.start(job.layout.process, job.describe(&names), names.iter().any(|n| n == "wcc"))?;
     let served = job.serve.start(job.layout.process, monitoring.profiler())?;
+    monitoring.watch(&served);
     let mut restarts = 0;
     let report = loop {
         let attempt = algorithms.iter().map(|a| Box::new(a.clone()) as Box<dyn dataflow::Algorithm>).collect();

@@ -153,6 +153,12 @@ impl Served {
         }
     }
 
+    /// Reads the statements clients sent, when serving.
+    #[cfg(feature = "serve")]
+    pub(super) fn statements(&self) -> Option<impl Fn() -> u64 + Send + Sync + 'static> {
+        self.serving.as_ref().map(|s| s.statements())
+    }
+
     /// Adds the mirror's observer to a run's options.
     pub(super) fn attach(&self, options: RunOptions) -> RunOptions {
         #[cfg(feature = "serve")]

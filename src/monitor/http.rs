@@ -134,7 +134,9 @@ fn respond_to(state: &State, method: &Method, uri: &hyper::Uri, authorization: O
         "/metrics" => {
             let profile = state.profiler.as_ref().map(|p| p.snapshot());
             let live = lock(&state.run).live.as_ref().map(|l| l.progress.clone());
-            match state.metrics.encode(profile.as_ref(), live.as_ref().map(|p| &p.counters)) {
+            let external: Vec<(String, String, u64)> =
+                lock(&state.external).iter().map(|e| (e.name.clone(), e.help.clone(), (e.read)())).collect();
+            match state.metrics.encode(profile.as_ref(), live.as_ref().map(|p| &p.counters), &external) {
                 Ok(body) => {
                     response(StatusCode::OK, "application/openmetrics-text; version=1.0.0; charset=utf-8", body)
                 }

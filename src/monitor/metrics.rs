@@ -152,14 +152,22 @@ impl Metrics {
     }
 
     /// The whole `/metrics` text (OpenMetrics), the profile's figures included when given.
+    /// `external`: `(name, help, value)` of counters kept elsewhere.
     pub(crate) fn encode(
         &self,
         profile: Option<&Profile>,
         live: Option<&LiveCounters>,
+        external: &[(String, String, u64)],
     ) -> Result<String, std::fmt::Error> {
         let mut text = String::with_capacity(16 * 1024);
         encode_registry(&mut text, &self.registry)?;
-        encode_registry(&mut text, &scrape_time(profile, live))?;
+        let mut scraped = scrape_time(profile, live);
+        for (name, help, value) in external {
+            let c: Counter = Counter::default();
+            c.inc_by(*value);
+            scraped.register(name.as_str(), help.as_str(), c);
+        }
+        encode_registry(&mut text, &scraped)?;
         encode_eof(&mut text)?;
         Ok(text)
     }

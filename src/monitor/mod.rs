@@ -71,6 +71,16 @@ pub(crate) struct State {
     components: Option<Mutex<Components>>,
     started: Instant,
     configuration: serde_json::Value,
+    /// Counters of others beside the driver (`--serve`'s statements), read at each scrape.
+    external: Mutex<Vec<External>>,
+}
+
+/// A counter another part of the run keeps: its name (without `ripples_` and `_total`), help,
+/// and how to read it.
+pub(crate) struct External {
+    pub(crate) name: String,
+    pub(crate) help: String,
+    pub(crate) read: Box<dyn Fn() -> u64 + Send + Sync>,
 }
 
 #[derive(Default)]
@@ -188,6 +198,7 @@ impl Monitor {
             components: wcc.then(|| Mutex::new(Components::default())),
             started: Instant::now(),
             configuration: config.configuration.clone(),
+            external: Mutex::new(Vec::new()),
         });
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -206,6 +217,11 @@ impl Monitor {
     /// The observer that feeds the figures (add it to the run's observers).
     pub fn observer(&self) -> impl Observer {
         MonitorObserver { state: self.state.clone() }
+    }
+
+    /// Adds a counter kept elsewhere (`ripples_NAME_total`), read at each scrape.
+    pub fn counter(&self, name: &str, help: &str, read: impl Fn() -> u64 + Send + Sync + 'static) {
+        lock(&self.state.external).push(External { name: name.into(), help: help.into(), read: Box::new(read) });
     }
 
     /// Counts a `--restart`.

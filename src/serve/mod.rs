@@ -136,6 +136,8 @@ pub(crate) struct Shared {
     /// Epochs handed to the mirror / applied by it.
     sent: AtomicU64,
     applied_count: AtomicU64,
+    /// Statements clients sent.
+    pub statements: AtomicU64,
     /// The last epoch the mirror committed (readers wait on it).
     pub latest: tokio::sync::watch::Sender<Option<Time>>,
     /// The algorithm tables, once the run started.
@@ -211,6 +213,7 @@ impl Serving {
             db,
             sent: AtomicU64::new(0),
             applied_count: AtomicU64::new(0),
+            statements: AtomicU64::new(0),
             latest,
             tables: Mutex::new(Vec::new()),
             failed: Mutex::new(None),
@@ -248,6 +251,12 @@ impl Serving {
                 .map_err(|e| format!("--serve: cannot start the mirror thread: {e}"))?
         };
         Ok(Serving { shared, tx: Mutex::new(Some(tx)), mirror: Some(mirror), runtime: Some(runtime), dir, local_addr })
+    }
+
+    /// Reads how many statements clients have sent so far (for `--http`'s metrics).
+    pub fn statements(&self) -> impl Fn() -> u64 + Send + Sync + 'static {
+        let shared = self.shared.clone();
+        move || shared.statements.load(Ordering::Relaxed)
     }
 
     /// The observer to add to the run's [`Observers`](crate::driver::observe::Observers).

@@ -195,6 +195,7 @@ impl Session {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        self.shared.statements.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let kind = match sql::classify(sql_text) {
             Ok(k) => k,
             Err(e) => return Ok(Err(e)),
