@@ -181,9 +181,26 @@ fn metrics_and_the_api_agree_with_the_stats_file_and_survive_bad_and_idle_client
     // Ten epochs of 50 lines after epoch 0 (the initial graph).
     run.send(&lines[..500]);
     run.wait_epochs(11);
-    let (status, text) = get(&run.addr, "/metrics");
+    let open_metrics = "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: application/openmetrics-text; version=1.0.0\r\nConnection: close\r\n\r\n";
+    let (status, text) = request(&run.addr, open_metrics);
     assert_eq!(status, 200);
     let metrics = parse_metrics(&files, &text);
+    // Without asking for OpenMetrics: the classic text format, as promtool checks it.
+    let (_, classic) = get(&run.addr, "/metrics");
+    assert!(!classic.contains("# EOF") && classic.contains("# TYPE ripples_epochs_completed_total counter"));
+    if have("promtool", &["--version"], "apt-get install prometheus") {
+        let mut promtool = Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        promtool.stdin.take().unwrap().write_all(classic.as_bytes()).unwrap();
+        let check = promtool.wait_with_output().unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+        assert!(check.status.success(), "promtool check metrics: {said}");
+    }
     let epochs_json = get_json(&run.addr, "/api/epochs?since=0");
     let from_3 = get_json(&run.addr, "/api/epochs?since=3");
     let status = get_json(&run.addr, "/api/status");

@@ -101,10 +101,17 @@ fn json(value: &impl serde::Serialize) -> Response<Body> {
 
 /// Answers one request.
 pub(crate) fn respond(state: &State, request: &Request<Incoming>) -> Response<Body> {
-    respond_to(state, request.method(), request.uri(), request.headers().get(AUTHORIZATION))
+    let headers = request.headers();
+    respond_to(state, request.method(), request.uri(), headers.get(AUTHORIZATION), headers.get(hyper::header::ACCEPT))
 }
 
-fn respond_to(state: &State, method: &Method, uri: &hyper::Uri, authorization: Option<&HeaderValue>) -> Response<Body> {
+fn respond_to(
+    state: &State,
+    method: &Method,
+    uri: &hyper::Uri,
+    authorization: Option<&HeaderValue>,
+    accept: Option<&HeaderValue>,
+) -> Response<Body> {
     if method != Method::GET && method != Method::HEAD {
         let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD");
         r.headers_mut().insert(hyper::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
@@ -137,8 +144,15 @@ fn respond_to(state: &State, method: &Method, uri: &hyper::Uri, authorization: O
             let external: Vec<(String, String, u64)> =
                 lock(&state.external).iter().map(|e| (e.name.clone(), e.help.clone(), (e.read)())).collect();
             match state.metrics.encode(profile.as_ref(), live.as_ref().map(|p| &p.counters), &external) {
-                Ok(body) => {
+                // OpenMetrics to whoever asks for it (Prometheus does), the classic text format
+                // otherwise.
+                Ok(body)
+                    if accept.is_some_and(|a| a.to_str().is_ok_and(|a| a.contains("application/openmetrics-text"))) =>
+                {
                     response(StatusCode::OK, "application/openmetrics-text; version=1.0.0; charset=utf-8", body)
+                }
+                Ok(body) => {
+                    response(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", super::metrics::classic(&body))
                 }
                 Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "cannot encode the metrics"),
             }

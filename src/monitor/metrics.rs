@@ -173,6 +173,37 @@ impl Metrics {
     }
 }
 
+/// The classic Prometheus text format (version 0.0.4) of an OpenMetrics text, for scrapers that
+/// do not ask for OpenMetrics (`promtool`, older Prometheus): a counter family's `HELP` and `TYPE`
+/// name its `_total` samples, and there are no `UNIT` lines and no `# EOF`.
+pub(crate) fn classic(open_metrics: &str) -> String {
+    let mut counters = std::collections::HashSet::new();
+    for line in open_metrics.lines() {
+        if let Some(name) = line.strip_prefix("# TYPE ").and_then(|r| r.strip_suffix(" counter")) {
+            counters.insert(name.to_string());
+        }
+    }
+    let mut out = String::with_capacity(open_metrics.len());
+    for line in open_metrics.lines() {
+        if line.starts_with("# UNIT ") || line == "# EOF" {
+            continue;
+        }
+        let meta = ["# HELP ", "# TYPE "].into_iter().find_map(|p| line.strip_prefix(p).map(|rest| (p, rest)));
+        match meta {
+            Some((prefix, rest)) => {
+                let (name, tail) = rest.split_once(' ').unwrap_or((rest, ""));
+                let name = if counters.contains(name) { format!("{name}_total") } else { name.to_string() };
+                out.push_str(&format!("{prefix}{name} {tail}\n"));
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 /// The figures read at each scrape: memory, and the profile's.
 fn scrape_time(profile: Option<&Profile>, live: Option<&LiveCounters>) -> Registry {
     let mut registry = Registry::with_prefix("ripples");
@@ -297,4 +328,17 @@ fn scrape_time(profile: Option<&Profile>, live: Option<&LiveCounters>) -> Regist
 fn operator_labels(addr: &[usize], name: &str) -> Labels {
     let addr: Vec<String> = addr.iter().map(|i| i.to_string()).collect();
     vec![("addr".to_string(), addr.join(".")), ("name".to_string(), name.to_string())]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_classic_format_names_counters_by_their_samples() {
+        let open = "# HELP a_total_x A.\n# TYPE a_total_x gauge\na_total_x 1\n# HELP c C.\n# TYPE c counter\n\
+                    # UNIT c seconds\nc_total 2\n# EOF\n";
+        assert_eq!(
+            super::classic(open),
+            "# HELP a_total_x A.\n# TYPE a_total_x gauge\na_total_x 1\n# HELP c_total C.\n# TYPE c_total counter\nc_total 2\n"
+        );
+    }
 }
