@@ -405,6 +405,21 @@ fn the_dashboard_loads_in_headless_chromium_with_the_runs_epochs_and_operators()
         let escaped = name.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
         assert!(dom.contains(&format!("<td>{escaped}</td>")), "operator {name} is not listed");
     }
+    // The busiest dataflow drawn: one node per operator of it.
+    let operators = profile["operators"].as_array().unwrap();
+    let busiest = operators
+        .iter()
+        .filter(|o| o["addr"].as_array().unwrap().len() == 1)
+        .max_by(|a, b| a["inclusive_seconds"].as_f64().unwrap().total_cmp(&b["inclusive_seconds"].as_f64().unwrap()))
+        .map(|o| o["addr"][0].as_u64().unwrap())
+        .unwrap();
+    let inside: BTreeSet<u64> = operators
+        .iter()
+        .filter(|o| o["addr"].as_array().unwrap().len() == 2 && o["addr"][0].as_u64() == Some(busiest))
+        .map(|o| o["addr"][1].as_u64().unwrap())
+        .collect();
+    assert_eq!(dom.matches("<g class=\"op\">").count(), inside.len(), "graph nodes");
+    assert!(inside.len() > 3);
     // The component sizes, as the API has them.
     let components = get_json(&run.addr, "/api/components");
     let vertices = components["vertices"].as_u64().unwrap();

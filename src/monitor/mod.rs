@@ -11,7 +11,8 @@
 //!   published by the workers of process 0 (the whole cluster's once the run ended).
 //! * `GET /api/components` — JSON: WCC's component sizes, `[[size, components], ...]`.
 //! * `GET /` — the dashboard: live charts (throughput, epoch latency, epochs behind, memory), the
-//!   dataflow's operators with their share of the time, the component-size distribution. It works
+//!   busiest dataflow as a graph of its operators (shaded by their share of the time) and
+//!   channels, the operators and channels in tables, the component-size distribution. It works
 //!   offline: the chart library (uPlot, MIT, `assets/`) is served from the binary, and the page's
 //!   `Content-Security-Policy` is `default-src 'self'`.
 //!

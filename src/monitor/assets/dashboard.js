@@ -137,6 +137,7 @@
       cell(row, fmt(t.rout));
       body.appendChild(row);
     }
+    drawGraph(p, busy);
     const names = new Map(ops.map((o) => [o.addr, o.name]));
     const ch = new Map();
     for (const c of p.channels) {
@@ -155,6 +156,85 @@
       cell(row, fmt(t.messages));
       cbody.appendChild(row);
     }
+  }
+
+  // The busiest dataflow as a graph: its operators in layers (longest path from its inputs),
+  // each shaded by its share of the busy time, the channels between them by records carried.
+  const SVG = "http://www.w3.org/2000/svg";
+  function el(name, attrs, parent) {
+    const e = document.createElementNS(SVG, name);
+    for (const k in attrs) e.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+  function drawGraph(p, busy) {
+    const svg = $("graph");
+    svg.replaceChildren();
+    const top = new Map();
+    for (const op of p.operators) {
+      if (op.addr.length === 1) top.set(op.addr[0], (top.get(op.addr[0]) || 0) + op.inclusive_seconds);
+    }
+    if (!top.size) return;
+    const d = Array.from(top.entries()).sort((a, b) => b[1] - a[1])[0][0];
+    const nodes = new Map();
+    for (const op of p.operators) {
+      if (op.addr.length !== 2 || op.addr[0] !== d) continue;
+      const n = nodes.get(op.addr[1]) || { index: op.addr[1], name: op.name, self: 0, incl: 0 };
+      n.self += op.self_seconds; n.incl += op.inclusive_seconds;
+      nodes.set(op.addr[1], n);
+    }
+    const edges = new Map();
+    for (const c of p.channels) {
+      if (c.source.length !== 2 || c.target.length !== 2 || c.source[0] !== d || c.target[0] !== d) continue;
+      const key = c.source[1] + ">" + c.target[1];
+      edges.set(key, { from: c.source[1], to: c.target[1], records: (edges.get(key) || { records: 0 }).records + c.records });
+    }
+    // Layers: longest path from the operators nothing feeds (back edges ignored).
+    const layer = new Map();
+    const order = Array.from(nodes.keys()).sort((a, b) => a - b);
+    for (const i of order) layer.set(i, 0);
+    for (let round = 0; round < order.length; round++) {
+      let changed = false;
+      for (const e of edges.values()) {
+        if (e.from < e.to && nodes.has(e.from) && nodes.has(e.to) && layer.get(e.to) < layer.get(e.from) + 1) {
+          layer.set(e.to, layer.get(e.from) + 1);
+          changed = true;
+        }
+      }
+      if (!changed) break;
+    }
+    const rows = new Map();
+    const pos = new Map();
+    const W = 190, H = 46;
+    for (const i of order) {
+      const l = layer.get(i);
+      const r = rows.get(l) || 0;
+      rows.set(l, r + 1);
+      pos.set(i, { x: 10 + l * W, y: 10 + r * H });
+    }
+    const width = 20 + (Math.max(...layer.values()) + 1) * W;
+    const height = 20 + Math.max(...rows.values()) * H;
+    svg.setAttribute("width", width);
+    svg.setAttribute("height", height);
+    const maxRecords = Math.max(1, ...Array.from(edges.values()).map((e) => e.records));
+    for (const e of edges.values()) {
+      const a = pos.get(e.from), b = pos.get(e.to);
+      if (!a || !b) continue;
+      el("line", { x1: a.x + 160, y1: a.y + 16, x2: b.x, y2: b.y + 16, stroke: "#999",
+        "stroke-width": 0.5 + 3 * Math.log1p(e.records) / Math.log1p(maxRecords) }, svg);
+    }
+    for (const [i, n] of nodes) {
+      const { x, y } = pos.get(i);
+      const share = busy > 0 ? n.self / busy : 0;
+      const g = el("g", { class: "op" }, svg);
+      el("rect", { x, y, width: 160, height: 32, rx: 4, fill: "#4a7bd0", "fill-opacity": 0.08 + 0.9 * Math.min(1, share * 2), stroke: "#4a7bd0" }, g);
+      const t = el("text", { x: x + 6, y: y + 13 }, g);
+      t.textContent = n.name.length > 24 ? n.name.slice(0, 23) + "…" : n.name;
+      const s = el("text", { x: x + 6, y: y + 27 }, g);
+      s.textContent = "[" + d + "." + i + "] " + (100 * share).toFixed(1) + "%";
+      el("title", {}, g).textContent = n.name + ": " + n.self.toFixed(3) + " s self, " + n.incl.toFixed(3) + " s inclusive";
+    }
+    $("graph-note").textContent = "Dataflow " + d + " (the busiest): " + nodes.size + " operators, " + edges.size + " channels.";
   }
 
   async function pollComponents() {
