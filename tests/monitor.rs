@@ -736,3 +736,84 @@ fn profile_every_writes_the_profile_while_the_run_goes_on() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("seconds >= 0.1"));
 }
+
+/// `GET path` over TLS (trusting `cert`), with a bearer `token`: `(status, body)`.
+fn get_tls(addr: &str, cert: &rcgen::CertifiedKey, path: &str, token: &str) -> (u16, String) {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.cert.der().clone()).unwrap();
+    let config =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    write!(tls, "GET {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = Vec::new();
+    let _ = tls.read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text).to_string();
+    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default())
+}
+
+#[test]
+fn http_speaks_tls_with_the_token() {
+    let files = Files::new();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert_file = files.write("cert.pem", &cert.cert.pem());
+    let key_file = files.write("key.pem", &cert.key_pair.serialize_pem());
+    let token = files.write("token", "tls-token\n");
+    let g = files.write("g.e", "1 2\n");
+    let mut run = Run::start(
+        &files,
+        &[
+            "run",
+            "wcc",
+            "--graph",
+            &s(&g),
+            "--updates",
+            "-",
+            "--http",
+            "127.0.0.1:0",
+            "--http-tls-cert",
+            &s(&cert_file),
+            "--http-tls-key",
+            &s(&key_file),
+            "--http-auth-token-file",
+            &s(&token),
+            "-q",
+        ],
+    );
+    let (status, body) = get_tls(&run.addr, &cert, "/api/status", "tls-token");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["outputs"], serde_json::json!(["wcc"]));
+    assert_eq!(get_tls(&run.addr, &cert, "/metrics", "wrong").0, 401);
+    // Plaintext to the TLS listener: no HTTP answer.
+    assert_eq!(get(&run.addr, "/api/status").0, 0);
+    run.finish();
+    // A key that is not one: a clear error naming the file.
+    let bad = files.write("bad.pem", "not a key");
+    let out = bin()
+        .args([
+            "run",
+            "wcc",
+            "--graph",
+            &s(&g),
+            "--http",
+            "127.0.0.1:0",
+            "--http-tls-cert",
+            &s(&cert_file),
+            "--http-tls-key",
+            &s(&bad),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.pem"), "{}", String::from_utf8_lossy(&out.stderr));
+}
