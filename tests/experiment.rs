@@ -409,9 +409,10 @@ fn cost_against_a_slow_and_a_fast_baseline() {
     let ripples = r#""{ripples}", "run", "wcc", "--graph", "{graph}", "--updates", "{updates}", "--batch", "{batch}", "--output", "{output}", "-q""#;
     // Slow: a second's nap, then no stats file (updates over the wall time).
     let slow = format!("[commands.slow]\ncommand = [\"sh\", \"-c\", 'sleep 1 && exec \"$0\" \"$@\"', {ripples}]\n");
-    // Fast: epoch latencies of a nanosecond in its stats file.
+    // Fast: epoch latencies (and busy times, which the update time is summed from) of a
+    // nanosecond in its stats file.
     let fast = format!(
-        "[commands.fast]\ncommand = [\"sh\", \"-c\", '\"$0\" \"$@\" --stats {{stats}} && sed -i \"s/\\\"latency_ms\\\":[^,]*/\\\"latency_ms\\\":0.000001/\" {{stats}}', {ripples}]\n"
+        "[commands.fast]\ncommand = [\"sh\", \"-c\", '\"$0\" \"$@\" --stats {{stats}} && sed -i -E \"s/\\\"(latency|busy)_ms\\\":[^,]*/\\\"\\\\1_ms\\\":0.000001/g\" {{stats}}', {ripples}]\n"
     );
     for (name, table, want) in [("slow", &slow, Some(1)), ("fast", &fast, None)] {
         let files = Files::new();
