@@ -67,6 +67,8 @@ pub const SCENARIOS: &[&str] = &[
     "triangles-churn",
     "kcore-churn",
     "bipartite-churn",
+    "spanner-insert",
+    "matching-insert",
 ];
 
 /// The churn scenarios whose epochs delete and insert exactly half a batch each (R-MAT scale 16,
@@ -103,6 +105,8 @@ impl Scenario {
         };
         Ok(match name {
             "wcc-insert" => base,
+            // The order-dependent summaries: R-MAT 16 (1,048,576 edges) inserted in arrival order.
+            "spanner-insert" | "matching-insert" => Scenario { scale: 16, batch: 10_000, ..base },
             "wcc-window" => Scenario { batch: 1_000, epochs: 500, ..base },
             // The loaded R-MAT graph, then epochs of `batch` deletions of random present copies
             // and `batch` insertions of new R-MAT edges.
@@ -115,21 +119,23 @@ impl Scenario {
         })
     }
 
-    /// The algorithm of a churn scenario (`bfs-churn` -> `bfs`); `wcc` otherwise.
+    /// The algorithm of a churn or insert scenario (`bfs-churn` -> `bfs`, `spanner-insert` ->
+    /// `spanner`); `wcc` otherwise.
     pub fn algorithm(&self) -> &str {
-        self.name.strip_suffix("-churn").unwrap_or("wcc")
+        self.name.strip_suffix("-churn").or_else(|| self.name.strip_suffix("-insert")).unwrap_or("wcc")
     }
 
-    /// Whether the scenario's stream never deletes (`wcc-insert`).
+    /// Whether the scenario's stream never deletes (`wcc-insert`, `spanner-insert`,
+    /// `matching-insert`).
     pub fn insert_only(&self) -> bool {
-        self.name == "wcc-insert"
+        self.name.ends_with("-insert")
     }
 
     /// The stream.
     pub fn stream(&self) -> Stream {
         let edges = generate::rmat(self.scale, self.edge_factor, self.seed);
         match self.name.as_str() {
-            "wcc-insert" => {
+            "wcc-insert" | "spanner-insert" | "matching-insert" => {
                 let n = edges.len() as u64;
                 Stream { initial: Vec::new(), updates: stream::insert_only(&edges), batch: self.batch, live_edges: n }
             }

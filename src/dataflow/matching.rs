@@ -49,6 +49,37 @@ impl Algorithm for Matching {
     }
 }
 
+/// The matching's plain sequential form, the same code the dataflow runs on its one worker
+/// (`ripples bench`'s `sequential` baseline of `matching-insert`).
+///
+/// ```
+/// use ripples::dataflow::matching::MatchingState;
+/// let mut m = MatchingState::default();
+/// m.arrive(1, 2, 1.0);
+/// m.arrive(2, 3, 5.0); // 5 > 2 * 1: replaces {1, 2}
+/// assert_eq!(m.matched(), vec![(2, 3)]);
+/// ```
+#[derive(Default)]
+pub struct MatchingState {
+    matched: Matched,
+}
+
+impl MatchingState {
+    /// The edge `{u, v}` of weight `w` arrives.
+    pub fn arrive(&mut self, u: Node, v: Node, w: f64) {
+        let mut delta = arrivals::Delta::new();
+        self.matched.arrive((u, v, crate::types::weight_bits(Some(w))), &mut delta);
+    }
+
+    /// The matched edges `(u, v)` with `u < v`, sorted.
+    pub fn matched(&self) -> Vec<(Node, Node)> {
+        let mut out: Vec<(Node, Node)> =
+            self.matched.partner.iter().filter(|(u, (v, _))| u < &v).map(|(u, (v, _))| (*u, *v)).collect();
+        out.sort_unstable();
+        out
+    }
+}
+
 /// The matching so far: each matched vertex's partner and the matched edge's weight.
 #[derive(Default)]
 struct Matched {

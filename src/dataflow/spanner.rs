@@ -68,6 +68,36 @@ impl Algorithm for Spanner {
     }
 }
 
+/// The spanner's plain sequential form, the same code the dataflow runs on its one worker: feed
+/// edges in arrival order, read back whether each was kept (`ripples bench`'s `sequential`
+/// baseline of `spanner-insert`).
+///
+/// ```
+/// use ripples::dataflow::spanner::SpannerState;
+/// let mut s = SpannerState::new(2);
+/// assert!(s.arrive(1, 2) && s.arrive(2, 3));
+/// assert!(!s.arrive(1, 3), "2 hops apart");
+/// assert!(s.arrive(3, 4) && s.arrive(4, 5) && s.arrive(5, 1), "1 and 5 were 4 hops apart");
+/// ```
+pub struct SpannerState {
+    k: u32,
+    adjacency: Adjacency,
+}
+
+impl SpannerState {
+    /// An empty spanner with distance bound `k` (`k >= 1`).
+    pub fn new(k: u32) -> SpannerState {
+        SpannerState { k, adjacency: Adjacency::default() }
+    }
+
+    /// The edge `{u, v}` arrives: whether it is kept.
+    pub fn arrive(&mut self, u: Node, v: Node) -> bool {
+        let mut delta = Delta::new();
+        self.adjacency.arrive((u, v, 0), self.k, &mut delta);
+        !delta.is_empty()
+    }
+}
+
 /// The spanner so far: adjacency lists over dense vertex indices, a union-find of its
 /// components (endpoints in different components are never within `k` hops, and need no
 /// search), and the search's reusable buffers (visit stamps instead of hash sets).

@@ -48,7 +48,11 @@ impl System for Ripples {
         Comparison::Reference
     }
     fn run(&self, scenario: &Scenario, stream: Stream, limit: Duration) -> Result<Outcome, BenchError> {
-        let params = Params { source: Some(Scenario::source(&stream.initial)), ..Params::default() };
+        let params = Params {
+            source: Some(Scenario::source(&stream.initial)),
+            k: (scenario.algorithm() == "spanner").then_some(super::sequential::SPANNER_K),
+            ..Params::default()
+        };
         let algorithm = dataflow::by_name(scenario.algorithm(), &params).map_err(BenchError::Algorithm)?;
         run_dataflow(scenario, stream, limit, algorithm)
     }

@@ -21,6 +21,7 @@
 
 pub mod dataflow;
 pub mod recompute;
+pub mod sequential;
 pub mod union_find;
 pub mod window;
 
@@ -46,6 +47,7 @@ pub fn all() -> Vec<Box<dyn System>> {
         Box::new(union_find::UfHash),
         Box::new(union_find::UfDense),
         Box::new(recompute::Recompute),
+        Box::new(sequential::Sequential),
     ]
 }
 
