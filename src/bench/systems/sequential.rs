@@ -52,14 +52,13 @@ impl System for Sequential {
         let mut state: Vec<(Node, u64)> = Vec::new();
         let measured = if scenario.name == "spanner-insert" {
             let mut spanner = SpannerState::new(SPANNER_K);
-            let measured = timed_epochs(&edges, stream.batch, limit, |chunk| {
+            timed_epochs(&edges, stream.batch, limit, |chunk| {
                 for &(u, v) in chunk {
                     if spanner.arrive(u, v) {
                         state.push((u.min(v), u.max(v)));
                     }
                 }
-            });
-            measured
+            })
         } else {
             let mut matching = MatchingState::default();
             let measured = timed_epochs(&edges, stream.batch, limit, |chunk| {
