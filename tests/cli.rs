@@ -443,3 +443,29 @@ fn bench_shards_sweeps_the_numbers_of_shares() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// The committed CLI reference (docs/cli.md) is what `ripples help-markdown` prints now, and it
+/// holds every flag `ripples run --help` shows, each with its help text.
+#[test]
+fn the_cli_reference_is_current_and_has_every_run_flag() {
+    let out = ripples(&["help-markdown"]);
+    assert!(out.status.success());
+    let now = String::from_utf8(out.stdout).unwrap();
+    let committed = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cli.md")).unwrap();
+    assert!(committed == now, "docs/cli.md is stale: regenerate it with `cargo run -- help-markdown > docs/cli.md`");
+    let help = String::from_utf8(ripples(&["run", "--help"]).stdout).unwrap();
+    let section = now.split("## `ripples run`").nth(1).unwrap().split("\n## ").next().unwrap();
+    let mut flags = 0;
+    for line in help.lines().map(str::trim_start).filter(|l| l.starts_with("--") || l.starts_with('-')) {
+        let flag = line.split([' ', ',', '=', '<']).find(|w| w.starts_with("--")).unwrap_or("");
+        // clap's own --help and --version are not in the reference.
+        if flag.len() > 2 && flag != "--help" && flag != "--version" {
+            flags += 1;
+            let entry =
+                section.lines().find(|l| l.starts_with(&format!("* `{flag}")) || l.contains(&format!(", `{flag}")));
+            let entry = entry.unwrap_or_else(|| panic!("{flag} is not in docs/cli.md's `ripples run` section"));
+            assert!(entry.contains(" — "), "{flag} has no help text: {entry}");
+        }
+    }
+    assert!(flags > 40, "only {flags} flags found in ripples run --help");
+}

@@ -47,6 +47,9 @@ pub enum Command {
     /// Declarative sweeps: plan, run (resumable), report, compare; convert temporal edge lists.
     #[command(subcommand)]
     Experiment(experiment::ExperimentCommand),
+    /// Print the command-line reference as Markdown (docs/cli.md is its output).
+    #[command(name = "help-markdown", hide = true)]
+    HelpMarkdown,
 }
 
 /// `-w` of `ripples run` (and of any job built on [`JobArgs`]).
@@ -444,19 +447,25 @@ pub enum GenCommand {
         /// Edges per vertex.
         #[arg(long, default_value_t = 16)]
         edge_factor: u64,
+        /// Seed of the random generator (the same seed, the same output).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Where to write it.
         #[arg(long)]
         out: PathBuf,
     },
     /// Erdős–Rényi G(n, m) graph.
     Er {
+        /// Number of vertices (ids 0..vertices).
         #[arg(long)]
         vertices: u64,
+        /// Number of edges, each between two uniformly random vertices.
         #[arg(long)]
         edges: u64,
+        /// Seed of the random generator (the same seed, the same output).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Where to write it.
         #[arg(long)]
         out: PathBuf,
     },
@@ -483,8 +492,10 @@ pub enum GenCommand {
         /// With --event-times: lines arrive out of order by up to D time units.
         #[arg(long, value_name = "D", default_value_t = 0, requires = "event_times")]
         disorder: u64,
+        /// Seed of the random generator (the same seed, the same output).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Where to write it.
         #[arg(long)]
         out: PathBuf,
     },

@@ -37,6 +37,7 @@ pub struct BenchArgs {
     /// Worker threads for the dataflow systems ([`WORKERS`]).
     #[command(flatten)]
     pub workers: WorkersArgs,
+    /// Seed of the generated graph and stream (the same seed, the same stream).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Comma-separated systems (default: every system that applies to the scenario).

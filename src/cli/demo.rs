@@ -36,6 +36,7 @@ pub struct DemoArgs {
     /// Worker threads ([`WORKERS`]).
     #[command(flatten)]
     pub workers: WorkersArgs,
+    /// Seed of the generated graph and stream (the same seed, the same stream).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// `--http`, `--profile` (as for `ripples run`).

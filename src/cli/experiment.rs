@@ -107,14 +107,16 @@ pub struct ConvertArgs {
     /// csv: the field separator (one character, `tab`, or `whitespace`; default `,`).
     #[arg(long)]
     pub delimiter: Option<String>,
-    /// csv: the source and target columns.
+    /// csv: the source column.
     #[arg(long, default_value = "src")]
     pub src_column: String,
+    /// csv: the target column.
     #[arg(long, default_value = "dst")]
     pub dst_column: String,
     /// event: `+ src dst @T` in file order; arrival: `+ src dst` sorted by time.
     #[arg(long, default_value = "event")]
     pub order: String,
+    /// The update file to write.
     #[arg(long)]
     pub out: PathBuf,
 }

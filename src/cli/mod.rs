@@ -19,5 +19,5 @@ mod serve;
 mod workers;
 
 pub use args::{Cli, Command, GenCommand, JobArgs, LateArg, LayoutArgs, RunArgs, RUN_WORKERS};
-pub use run::{dispatch, exit_status, main, run_job, run_jobs};
+pub use run::{cli_reference, dispatch, exit_status, main, run_job, run_jobs};
 pub use workers::{DefaultWorkers, WorkersArgs, WorkersFlag};

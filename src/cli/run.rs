@@ -118,6 +118,13 @@ fn other<E: std::fmt::Display>(e: E) -> RunError {
     RunError::Other(e.to_string())
 }
 
+/// The command-line reference (`ripples help-markdown`, committed as `docs/cli.md`): every
+/// subcommand and flag with its help text, generated from the clap definitions.
+pub fn cli_reference() -> String {
+    let options = clap_markdown::MarkdownOptions::new().show_footer(false).show_table_of_contents(true);
+    clap_markdown::help_markdown_custom::<Cli>(&options)
+}
+
 /// Runs a parsed command line.
 pub fn dispatch(cli: Cli) -> Result<(), RunError> {
     match cli.command {
@@ -128,6 +135,10 @@ pub fn dispatch(cli: Cli) -> Result<(), RunError> {
         Command::BenchSystem(args) => bench::bench_system(args),
         Command::Graphalytics(args) => graphalytics::graphalytics(args),
         Command::Experiment(command) => experiment::experiment(command),
+        Command::HelpMarkdown => {
+            print!("{}", cli_reference());
+            Ok(())
+        }
     }
 }
 
