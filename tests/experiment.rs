@@ -251,7 +251,7 @@ fn compare_flags_only_real_changes() {
 #[test]
 fn event_time_windows_over_real_data() {
     let files = Files::new();
-    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/temporal/hospital_ward.tsv");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/temporal/ward_contacts.tsv");
     let toml = format!(
         r#"repetitions = 1
 algorithms = ["wcc", "degree"]
@@ -262,7 +262,7 @@ streams = ["event-sliding", "event-tumbling", "timestamp"]
 span = 3600
 
 [[datasets]]
-name = "hospital"
+name = "ward"
 kind = "temporal"
 path = "{data}"
 format = "csv"
@@ -288,7 +288,7 @@ time_column = "t"
     // Event-time latency, against an oracle over the stream file: an epoch (5000 lines) closes
     // tumbling windows when the largest event time so far enters a later hour; its event-time
     // latency is its epoch latency in the cell's stats file.
-    let stream = read(&files.path("out/streams/hospital-event-tumbling-s1.u"));
+    let stream = read(&files.path("out/streams/ward-event-tumbling-s1.u"));
     let times: Vec<u64> = stream.lines().map(|l| l.rsplit_once('@').unwrap().1.parse().unwrap()).collect();
     let (mut max, mut closing) = (0u64, Vec::new());
     for (i, chunk) in times.chunks(5000).enumerate() {
@@ -325,7 +325,7 @@ time_column = "t"
         }
     }
     let report = read(&files.path("out/report.md"));
-    assert!(report.contains("| hospital/event-tumbling/wcc/ripples/w1/b5000 | event | "), "{report}");
+    assert!(report.contains("| ward/event-tumbling/wcc/ripples/w1/b5000 | event | "), "{report}");
 }
 
 /// Two processes per cell (`processes = [1, 2]`) on loopback ports of each cell's own: every

@@ -1,7 +1,7 @@
 //! Temporal edge lists (SNAP, KONECT, CSV with every time format) converted by
 //! `ripples experiment convert` to event-time or arrival-order update files, checked against
 //! hand-written expectations; bad timestamps are errors naming file:line; the vendored
-//! SocioPatterns data set runs through `ripples run` and agrees with the sequential oracle.
+//! ward contact network runs through `ripples run` and agrees with the sequential oracle.
 
 mod common;
 
@@ -110,12 +110,12 @@ fn csv_with_every_time_format() {
     assert!(err.contains("bad5.csv:2: \"x\" is not a vertex id"), "{err}");
 }
 
-/// The vendored SocioPatterns contacts: 32,424 contacts in time order, and WCC over them (in
-/// epochs of arrival order) agrees with the sequential oracle.
+/// The vendored ward contacts: 32,424 contacts in time order, and WCC over them (in epochs of
+/// arrival order) agrees with the sequential oracle.
 #[test]
-fn vendored_hospital_ward() {
+fn vendored_ward_contacts() {
     let f = Files::new();
-    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/temporal/hospital_ward.tsv");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/temporal/ward_contacts.tsv");
     let updates = f.path("h.u");
     let args = ["--format", "csv", "--delimiter", "tab", "--columns", "t,i,j,si,sj", "--src-column", "i"];
     let o = bin()
@@ -127,7 +127,7 @@ fn vendored_hospital_ward() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = read(&updates);
     assert_eq!(text.lines().count(), 32_424);
-    assert_eq!(text.lines().next(), Some("+ 1157 1232"));
+    assert_eq!(text.lines().next(), Some("+ 1005 1073"));
 
     let output = f.path("wcc.out");
     let o = bin()
