@@ -44,8 +44,8 @@
 //! | dataflow | [`dataflow`] — one algorithm per file, each a differential dataflow over the edge collection | model, sources |
 //! | beside the driver | [`live`] — the live front end (transports, sequencer, state directory); [`sinks`] — result files, change logs, stats, progress | model, sources |
 //! | driver | [`driver`] — one feed loop over an epoch source; epochs, probes, metrics, resume | all of the above |
-//! | beside the driver (feature `serve`) | [`serve`] — the results as a SQL database over the PostgreSQL wire protocol (`--serve`), an observer of the driver | model, sinks, `driver::observe`, live's TLS loader |
-//! | beside the driver (feature `http`) | [`monitor`] — metrics, a status API and a dashboard over HTTP (`--http`), an observer of the driver and a reader of its profiler | model, sinks, `driver::observe`, `driver::profile`, live's TLS loader |
+//! | beside the driver (feature `serve`) | [`serve`] — the results as a SQL database over the PostgreSQL wire protocol (`--serve`), an observer of the driver | model, sinks, `driver::observe`, `driver::profile`, live's TLS loader |
+//! | beside the driver (feature `http`) | [`monitor`] — metrics, a status API and a dashboard over HTTP (`--http`), an observer of the driver and a reader of its profiler | model, sinks, `driver::observe`, `driver::profile`, `driver::metrics`, live's TLS loader |
 //! | job | [`job`] — a running computation inside your program: push updates, commit epochs, read results and changes | model, sources, dataflow, live, sinks, driver |
 //! | application (feature `cli`) | [`cli`], [`bench`](mod@bench), [`experiment`] sweeps, [`graphalytics`] runner | everything |
 //!

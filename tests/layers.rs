@@ -131,12 +131,17 @@ fn the_scan_sees_imports() {
     assert_eq!(found, ["driver", "sinks", "types"]);
 }
 
+/// `serve` and `monitor` sit beside the driver: of it they use only its hooks, the observer
+/// trait and the profiler, and its memory reading.
 #[test]
-fn serve_uses_only_the_observer_hook_of_the_driver() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/serve");
+fn serve_and_monitor_use_only_the_hooks_of_the_driver() {
     let mut all = Vec::new();
-    files(&dir, &mut all);
-    assert!(!all.is_empty(), "src/serve is missing");
+    for module in ["src/serve", "src/monitor"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(module);
+        let before = all.len();
+        files(&dir, &mut all);
+        assert!(all.len() > before, "{module} is missing");
+    }
     for path in all {
         let text = std::fs::read_to_string(&path).expect("read source");
         for (i, line) in text.lines().enumerate() {
@@ -145,8 +150,10 @@ fn serve_uses_only_the_observer_hook_of_the_driver() {
             }
             for (at, _) in line.match_indices("crate::driver") {
                 assert!(
-                    line[at..].starts_with("crate::driver::observe"),
-                    "{}:{}: serve may import only driver::observe: {}",
+                    ["observe", "profile", "metrics"]
+                        .iter()
+                        .any(|m| line[at..].starts_with(&format!("crate::driver::{m}"))),
+                    "{}:{}: serve and monitor may import only driver::observe, driver::profile and driver::metrics: {}",
                     path.display(),
                     i + 1,
                     line.trim()
