@@ -60,6 +60,16 @@ fn get(addr: &str, path: &str) -> (u16, String) {
     request(addr, &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"))
 }
 
+/// `/metrics` as OpenMetrics (asked for as Prometheus does).
+fn get_open_metrics(addr: &str) -> String {
+    let (status, text) = request(
+        addr,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: application/openmetrics-text; version=1.0.0\r\nConnection: close\r\n\r\n",
+    );
+    assert_eq!(status, 200);
+    text
+}
+
 fn get_json(addr: &str, path: &str) -> Value {
     let (status, body) = get(addr, path);
     assert_eq!(status, 200, "GET {path}: {body}");
@@ -574,7 +584,7 @@ fn live_metrics_count_the_producers_the_log_and_the_snapshots() {
     let state = files.path("state");
     let (mut run, mut producer, last) = live_session(&files, &state, &[], 6);
     wait_epoch(&mut run, last);
-    let metrics = parse_metrics(&files, &get(&run.addr, "/metrics").1);
+    let metrics = parse_metrics(&files, &get_open_metrics(&run.addr));
     assert_eq!(metrics["ripples_live_producers"], 1.0);
     let logs: u64 = std::fs::read_dir(&state)
         .unwrap()
@@ -599,7 +609,7 @@ fn live_metrics_count_the_producers_the_log_and_the_snapshots() {
     drop(producer);
     let deadline = Instant::now() + PATIENCE;
     let metrics = loop {
-        let m = parse_metrics(&files, &get(&run.addr, "/metrics").1);
+        let m = parse_metrics(&files, &get_open_metrics(&run.addr));
         if m["ripples_live_producers"] == 0.0 {
             break m;
         }

@@ -77,9 +77,20 @@ mod tests {
     fn registry_names_and_default_lists() {
         assert_eq!(
             names(),
-            ["ripples", "ripples-window", "ripples-general", "dd-propagate", "uf-hash", "uf-dense", "recompute"]
+            [
+                "ripples",
+                "ripples-window",
+                "ripples-general",
+                "dd-propagate",
+                "uf-hash",
+                "uf-dense",
+                "recompute",
+                "sequential"
+            ]
         );
         let defaults_of = |name: &str| defaults(&Scenario::new(name).unwrap());
+        assert_eq!(defaults_of("spanner-insert"), ["ripples", "sequential"]);
+        assert_eq!(defaults_of("matching-insert"), ["ripples", "sequential"]);
         assert_eq!(defaults_of("wcc-insert"), ["ripples", "ripples-general", "dd-propagate", "uf-hash", "uf-dense"]);
         assert_eq!(
             defaults_of("wcc-window"),
@@ -91,7 +102,7 @@ mod tests {
         }
         assert_eq!(
             by_name("nope").err().unwrap().to_string(),
-            "unknown system 'nope' (known: ripples, ripples-window, ripples-general, dd-propagate, uf-hash, uf-dense, recompute)"
+            "unknown system 'nope' (known: ripples, ripples-window, ripples-general, dd-propagate, uf-hash, uf-dense, recompute, sequential)"
         );
     }
 }
