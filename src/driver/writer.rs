@@ -227,8 +227,15 @@ impl Writer {
             for (output, format) in &plan.rows {
                 let name = format!("{}.{}", plan.algorithm, output);
                 let (changes, out) = files(&name)?;
-                let sink =
-                    RowSink::new(*format, changes.as_deref(), out.as_deref(), options.collect, options.keep_state)?;
+                let offset = resume.changes_offset(&name, changes.as_deref(), false)?;
+                let sink = RowSink::new_resuming(
+                    *format,
+                    changes.as_deref(),
+                    out.as_deref(),
+                    options.collect,
+                    options.keep_state,
+                    offset,
+                )?;
                 rows.push(RowOutput { name, sink, lines: 0 });
             }
         }
@@ -238,13 +245,15 @@ impl Writer {
             let name = plan.algorithm.clone();
             sink_names.push(name.clone());
             let (changes, output) = files(&name)?;
+            let single = sinks.is_empty() && options.output_dir.is_none() && options.changes.is_some();
+            let offset = resume.changes_offset(&name, changes.as_deref(), single)?;
             sinks.push(ResultSink::new_resuming(
                 format,
                 changes.as_deref(),
                 output.as_deref(),
                 options.collect,
                 options.keep_state,
-                if sinks.is_empty() { resume.changes_offset() } else { None },
+                offset,
             )?);
         }
         let stats = options.stats.as_deref().map(StatsWriter::create).transpose()?;
@@ -286,6 +295,31 @@ impl Writer {
             census: None,
             fallbacks: None,
         })
+    }
+
+    /// After `epoch` was written: makes every change log durable and records their lengths in
+    /// the state directory's mark (when there is one and any change log is written).
+    fn record(&mut self, epoch: Time) -> Result<(), RunError> {
+        if !self.resume.records() {
+            return Ok(());
+        }
+        let mut outputs = Vec::new();
+        let mut first = None;
+        for (sink, name) in self.sinks.iter_mut().zip(&self.sink_names) {
+            if let Some(offset) = sink.sync_changes()? {
+                first.get_or_insert(offset);
+                outputs.push((name.clone(), offset));
+            }
+        }
+        for output in &mut self.rows {
+            if let Some(offset) = output.sink.sync_changes()? {
+                outputs.push((output.name.clone(), offset));
+            }
+        }
+        if outputs.is_empty() {
+            return Ok(());
+        }
+        self.resume.record(epoch, first.unwrap_or(0), outputs)
     }
 
     /// `--stats`: reports the census's counts with every epoch and in the summary.
@@ -390,8 +424,8 @@ impl Writer {
         for (output, buffer) in self.rows.iter_mut().zip(row_buffers) {
             lines += output.write(buffer, epoch, event.map(|e| e.frontier), !quiet)?;
         }
-        if let (false, Some(first)) = (quiet, self.sinks.first_mut()) {
-            self.resume.record(first, epoch)?;
+        if !quiet {
+            self.record(epoch)?;
         }
         self.output_changes += lines;
         let (rss, hwm) = metrics::memory();

@@ -51,6 +51,8 @@ pub struct RowChange {
 pub struct RowSink {
     format: RowFormat,
     changes: Option<(PathBuf, BufWriter<Box<dyn Write + Send>>)>,
+    /// The change-log file itself (for syncing and its length), when it is a file.
+    changes_file: Option<File>,
     output: Option<PathBuf>,
     keep_state: bool,
     state: BTreeMap<Row, Diff>,
@@ -71,15 +73,24 @@ impl RowSink {
         collect: bool,
         keep_state: bool,
     ) -> std::io::Result<Self> {
-        let changes = match changes {
-            None => None,
+        Self::new_resuming(format, changes, output, collect, keep_state, None)
+    }
+
+    /// Like [`RowSink::new`], but with `resume = Some(offset)` the change-log file is kept, cut
+    /// back to `offset` bytes, and appended to (a restart from a state directory).
+    pub fn new_resuming(
+        format: RowFormat,
+        changes: Option<&Path>,
+        output: Option<&Path>,
+        collect: bool,
+        keep_state: bool,
+        resume: Option<u64>,
+    ) -> std::io::Result<Self> {
+        let (changes, changes_file) = match changes {
+            None => (None, None),
             Some(p) => {
-                let w: Box<dyn Write + Send> = if p == Path::new("-") {
-                    Box::new(std::io::stdout())
-                } else {
-                    Box::new(File::create(p).map_err(|e| io_context(p, e))?)
-                };
-                Some((p.to_path_buf(), BufWriter::with_capacity(1 << 16, w)))
+                let (w, f) = super::open_changes(p, resume, 1 << 16)?;
+                (Some((p.to_path_buf(), w)), f)
             }
         };
         if let Some(p) = output {
@@ -90,6 +101,7 @@ impl RowSink {
         Ok(RowSink {
             format,
             changes,
+            changes_file,
             output: output.map(Path::to_path_buf),
             keep_state: output.is_some() || keep_state,
             state: BTreeMap::new(),
@@ -140,6 +152,12 @@ impl RowSink {
             w.flush().map_err(|e| io_context(path, e))?;
         }
         Ok(lines)
+    }
+
+    /// Flushes the change log and syncs it to disk; returns its length (0 for stdout), `None`
+    /// without a change log.
+    pub fn sync_changes(&mut self) -> std::io::Result<Option<u64>> {
+        super::sync_log(&mut self.changes, &self.changes_file)
     }
 
     /// Writes the result file (a temporary file renamed into place) and returns the collected

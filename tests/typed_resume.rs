@@ -1,0 +1,371 @@
+//! Exactly once for a user's typed dataflow, through a program of its own built on `JobArgs`
+//! (this test binary is that program: `typed_resume host SHAPE FLAGS...` runs the dataflow
+//! `deg` with the flags, as a user's binary would). A live run with a state directory is killed
+//! with SIGKILL after a random number of acknowledged epochs (fixed seeds) and started again with
+//! the same flags: the typed change logs continue after the last durable epoch (stdout
+//! included: every epoch once over both runs) and end byte-identical to an uninterrupted run of
+//! the same epochs from a file, whose change log is checked against a plain computation. With
+//! `--restart`, in a two-process cluster whose process 1 is killed, process 0 restarts by itself
+//! and the files equal one process's.
+//!
+//! A test binary without libtest's harness (`harness = false`): its `main` runs every test.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use clap::Parser;
+use common::process::*;
+use common::session::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+const EPOCHS: usize = 10;
+const BATCH: usize = 6;
+const TRIALS: u64 = 10;
+
+// ---------------------------------------------------------------------------------------------
+// The user's program.
+
+/// A json output's value: how many vertices have a degree.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+struct Bucket {
+    vertices: u64,
+}
+
+#[derive(Parser)]
+struct HostArgs {
+    #[command(flatten)]
+    job: ripples::cli::JobArgs,
+}
+
+/// The dataflow `deg`: output `out` (display), each vertex's out-degree (edge copies); with
+/// `two`, also output `hist` (json), how many vertices have each out-degree.
+fn host(shape: &str, flags: Vec<String>) -> i32 {
+    let two = shape == "two";
+    let deg = ripples::dataflow::typed::typed("deg", move |input, out| {
+        let degree = input.edges.map(|(s, _, _)| s).count().map(|(v, n)| (v, n as u64));
+        out.display("out", degree.clone());
+        if two {
+            let hist = degree.map(|(_, d)| d).count().map(|(d, n)| (d, Bucket { vertices: n as u64 }));
+            out.json("hist", hist);
+        }
+        Ok::<(), String>(())
+    });
+    let args = HostArgs::parse_from(std::iter::once("host".to_string()).chain(flags));
+    ripples::cli::exit_status(ripples::cli::run_job(&args.job, deg))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The oracle: a plain computation over the edge multiset.
+
+/// Per epoch (index 0: the empty initial graph), each vertex's out-degree and the histogram.
+#[allow(clippy::type_complexity)]
+fn oracle(texts: &[String]) -> Vec<(BTreeMap<u64, u64>, BTreeMap<u64, u64>)> {
+    let mut edges: BTreeMap<(u64, u64), i64> = BTreeMap::new();
+    let mut out = Vec::new();
+    let state = |edges: &BTreeMap<(u64, u64), i64>| {
+        let mut deg: BTreeMap<u64, u64> = BTreeMap::new();
+        for (&(s, _), &c) in edges {
+            *deg.entry(s).or_default() += c as u64;
+        }
+        deg.retain(|_, d| *d > 0);
+        let mut hist: BTreeMap<u64, u64> = BTreeMap::new();
+        for &d in deg.values() {
+            *hist.entry(d).or_default() += 1;
+        }
+        (deg, hist)
+    };
+    out.push(state(&edges));
+    for text in texts {
+        for line in text.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            let e = (f[1].parse().unwrap(), f[2].parse().unwrap());
+            *edges.entry(e).or_default() += if f[0] == "+" { 1 } else { -1 };
+            edges.retain(|_, c| *c != 0);
+        }
+        out.push(state(&edges));
+    }
+    out
+}
+
+/// A change log's states after each epoch `0..=last`, from `(epoch, key, value, diff)` lines.
+fn states(changes: &[(u64, u64, u64, i64)], last: u64) -> Vec<BTreeMap<u64, u64>> {
+    let mut state: BTreeMap<(u64, u64), i64> = BTreeMap::new();
+    let mut out = Vec::new();
+    let mut i = 0;
+    for epoch in 0..=last {
+        while i < changes.len() && changes[i].0 == epoch {
+            let (_, k, v, d) = changes[i];
+            *state.entry((k, v)).or_default() += d;
+            state.retain(|_, c| *c != 0);
+            i += 1;
+        }
+        assert!(state.values().all(|&c| c == 1), "epoch {epoch}: a key with several values: {state:?}");
+        out.push(state.keys().copied().collect());
+    }
+    assert_eq!(i, changes.len(), "change lines after epoch {last} or out of order");
+    out
+}
+
+fn text_changes(text: &str) -> Vec<(u64, u64, u64, i64)> {
+    text.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            assert_eq!(f.len(), 4, "bad change line {l:?}");
+            (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].parse().unwrap())
+        })
+        .collect()
+}
+
+fn json_changes(text: &str) -> Vec<(u64, u64, u64, i64)> {
+    #[derive(Deserialize)]
+    struct Line {
+        epoch: u64,
+        key: u64,
+        value: Bucket,
+        diff: i64,
+    }
+    text.lines()
+        .map(|l| {
+            let line: Line = serde_json::from_str(l).unwrap_or_else(|e| panic!("bad json change line {l:?}: {e}"));
+            (line.epoch, line.key, line.value.vertices, line.diff)
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running the program.
+
+fn program(shape: &str) -> Command {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["host", shape]);
+    c
+}
+
+fn start(shape: &str, args: &[String], stderr: &Path, stdout: bool) -> Child {
+    program(shape)
+        .args(args)
+        .arg("-q")
+        .stdin(Stdio::null())
+        .stdout(if stdout { Stdio::piped() } else { Stdio::null() })
+        .stderr(fs::File::create(stderr).unwrap())
+        .spawn()
+        .expect("the program starts")
+}
+
+/// The uninterrupted run of `texts` from a file, one epoch per text: `--output-dir` of `two`.
+fn reference(files: &Files, texts: &[String], seed: u64) -> BTreeMap<String, String> {
+    let updates = files.path("ref-u.txt");
+    fs::write(&updates, texts.concat()).unwrap();
+    let dir = files.path("ref");
+    let out = program("two")
+        .args(["--updates", &s(&updates), "--batch", &BATCH.to_string(), "--output-dir", &s(&dir), "-q"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "seed {seed}: reference run failed: {}", String::from_utf8_lossy(&out.stderr));
+    let files: BTreeMap<String, String> = ["deg.out.changes", "deg.out.out", "deg.hist.changes", "deg.hist.out"]
+        .iter()
+        .map(|n| (n.to_string(), read(&dir.join(n))))
+        .collect();
+    // The reference against the plain computation, at every epoch.
+    let expected = oracle(texts);
+    let last = texts.len() as u64;
+    let deg = states(&text_changes(&files["deg.out.changes"]), last);
+    let hist = states(&json_changes(&files["deg.hist.changes"]), last);
+    for (epoch, (d, h)) in expected.iter().enumerate() {
+        assert_eq!(&deg[epoch], d, "seed {seed}: deg.out at epoch {epoch}");
+        assert_eq!(&hist[epoch], h, "seed {seed}: deg.hist at epoch {epoch}");
+    }
+    let out_lines: Vec<String> = expected[texts.len()].0.iter().map(|(v, d)| format!("{v} {d}\n")).collect();
+    let mut sorted = out_lines.clone();
+    sorted.sort();
+    assert_eq!(files["deg.out.out"], sorted.concat(), "seed {seed}: deg.out.out");
+    files
+}
+
+fn texts(seed: u64) -> Vec<String> {
+    epoch_texts(seed, 12, EPOCHS, BATCH)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests.
+
+/// SIGKILL + restart with the same flags, a single typed output on stdout (`--changes -`):
+/// stdout over both runs holds every epoch once, and `--output` equals the reference.
+fn sigkill_stdout_trial(seed: u64) {
+    let files = Files::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let texts = texts(seed);
+    let reference = reference(&files, &texts, seed);
+    let port = free_port();
+    let (state, output) = (files.path("state"), files.path("o.txt"));
+    let args: Vec<String> = ["--listen", &port.to_string(), "--state-dir", &s(&state), "--changes", "-"]
+        .iter()
+        .map(|x| x.to_string())
+        .chain(["--output".to_string(), s(&output)])
+        .collect();
+    let mut first = start("one", &args, &files.path("1.err"), true);
+    let (mut p, ready) = Producer::connect_retry(port);
+    assert_eq!(ready, 1, "seed {seed}");
+    let acked = rng.gen_range(1..EPOCHS as u64 - 1);
+    send_epochs(&mut p, &texts, 1, acked);
+    // Stdout cannot be cut back: kill once every acknowledged epoch is written.
+    wait_written(&state, acked);
+    first.kill().unwrap();
+    let _ = first.wait();
+    let mut stdout1 = String::new();
+    first.stdout.take().unwrap().read_to_string(&mut stdout1).unwrap();
+    drop(p);
+
+    let mut second = start("one", &args, &files.path("2.err"), true);
+    let (mut p, ready) = Producer::connect_retry(port);
+    assert_eq!(ready, acked + 1, "seed {seed}: every acknowledged epoch is durable");
+    send_epochs(&mut p, &texts, ready, EPOCHS as u64);
+    p.send("end\n").unwrap();
+    let _ = p.line();
+    let mut stdout2 = String::new();
+    second.stdout.take().unwrap().read_to_string(&mut stdout2).unwrap();
+    let status = wait_exit(&mut second, PATIENCE, "the restarted run");
+    assert!(status.success(), "seed {seed}: {}", read(&files.path("2.err")));
+    assert_eq!(stdout1 + &stdout2, reference["deg.out.changes"], "seed {seed}: stdout over both runs (killed after {acked})");
+    assert_eq!(read(&output), reference["deg.out.out"], "seed {seed}: --output");
+}
+
+/// SIGKILL at a random moment (epochs may be in flight, written but not marked) + restart, two
+/// typed outputs (text and JSON) in `--output-dir`: every file byte-identical to the reference.
+fn sigkill_files_trial(seed: u64) {
+    let files = Files::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let texts = texts(seed);
+    let reference = reference(&files, &texts, seed);
+    let port = free_port();
+    let (state, dir) = (files.path("state"), files.path("out"));
+    let args: Vec<String> = vec![
+        "--listen".into(),
+        port.to_string(),
+        "--state-dir".into(),
+        s(&state),
+        "--output-dir".into(),
+        s(&dir),
+    ];
+    let mut first = start("two", &args, &files.path("1.err"), false);
+    let (mut p, _) = Producer::connect_retry(port);
+    let acked = rng.gen_range(2..EPOCHS as u64 - 1);
+    send_epochs(&mut p, &texts, 1, acked);
+    wait_written(&state, rng.gen_range(1..=acked));
+    first.kill().unwrap();
+    let _ = first.wait();
+    drop(p);
+
+    let mut second = start("two", &args, &files.path("2.err"), false);
+    let (mut p, ready) = Producer::connect_retry(port);
+    assert_eq!(ready, acked + 1, "seed {seed}: every acknowledged epoch is durable");
+    send_epochs(&mut p, &texts, ready, EPOCHS as u64);
+    p.send("end\n").unwrap();
+    let _ = p.line();
+    let status = wait_exit(&mut second, PATIENCE, "the restarted run");
+    assert!(status.success(), "seed {seed}: {}", read(&files.path("2.err")));
+    for (name, text) in &reference {
+        assert_eq!(&read(&dir.join(name)), text, "seed {seed}: {name} (killed after {acked})");
+    }
+}
+
+/// `--restart` in a two-process cluster: process 1 is killed, process 0 restarts by itself, the
+/// typed files equal one process's uninterrupted run.
+fn restart_flag_two_processes() {
+    let seed = 7300;
+    let files = Files::new();
+    let texts = texts(seed);
+    let reference = reference(&files, &texts, seed);
+    let (hostfile, _) = two_process_hostfile(&files);
+    let port = free_port();
+    let (state, dir) = (files.path("state"), files.path("out"));
+    let mut args: Vec<String> = vec!["--listen".into(), port.to_string(), "--state-dir".into(), s(&state)];
+    args.extend(["--output-dir".into(), s(&dir), "-n".into(), "2".into(), "--hostfile".into(), s(&hostfile)]);
+    args.extend(["--restart".into(), "3".into(), "--restart-delay-ms".into(), "50".into()]);
+    let with = |p: usize| args.iter().cloned().chain(["-p".to_string(), p.to_string()]).collect::<Vec<_>>();
+    let mut p0 = start("two", &with(0), &files.path("p0.err"), false);
+    let mut p1 = start("two", &with(1), &files.path("p1.err"), false);
+    let (mut producer, _) = Producer::connect_retry(port);
+    let half = EPOCHS as u64 / 2;
+    send_epochs(&mut producer, &texts, 1, half);
+    wait_written(&state, half);
+    p1.kill().unwrap();
+    let _ = p1.wait();
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while !read(&files.path("p0.err")).contains("ripples: restart 1 of 3") {
+        assert!(std::time::Instant::now() < deadline, "no restart logged:\n{}", read(&files.path("p0.err")));
+        assert!(p0.try_wait().unwrap().is_none(), "process 0 exited:\n{}", read(&files.path("p0.err")));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let mut p1 = start("two", &with(1), &files.path("p1-again.err"), false);
+    drop(producer);
+    let (mut producer, ready) = Producer::connect_retry(port);
+    assert_eq!(ready, half + 1, "every acknowledged epoch is durable");
+    send_epochs(&mut producer, &texts, ready, EPOCHS as u64);
+    producer.send("end\n").unwrap();
+    let _ = producer.line();
+    for (child, what) in [(&mut p0, "process 0"), (&mut p1, "process 1")] {
+        let status = wait_exit(child, PATIENCE, what);
+        assert!(status.success(), "{what}: {}", read(&files.path("p0.err")));
+    }
+    assert!(!read(&files.path("p0.err")).contains("panicked"));
+    for (name, text) in &reference {
+        assert_eq!(&read(&dir.join(name)), text, "{name} after --restart");
+    }
+}
+
+/// A state directory whose mark does not record a change log the run writes (the first run had
+/// other outputs): a clear error, exit status 2, the file untouched.
+fn a_mark_without_the_output_is_refused() {
+    let files = Files::new();
+    let texts = texts(7400);
+    let port = free_port();
+    let (state, dir) = (files.path("state"), files.path("out"));
+    let args = |dir: &Path| -> Vec<String> {
+        vec!["--listen".into(), port.to_string(), "--state-dir".into(), s(&state), "--output-dir".into(), s(dir)]
+    };
+    let mut first = start("one", &args(&dir), &files.path("1.err"), false);
+    let (mut p, _) = Producer::connect_retry(port);
+    send_epochs(&mut p, &texts, 1, 2);
+    wait_written(&state, 2);
+    first.kill().unwrap();
+    let _ = first.wait();
+    drop(p);
+    let out = program("two").args(args(&dir)).arg("-q").stdin(Stdio::null()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("does not record output 'deg.hist'") && !err.contains("panicked"), "{err}");
+    assert!(!dir.join("deg.hist.changes").exists() || read(&dir.join("deg.hist.changes")).is_empty(), "{err}");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("host") {
+        std::process::exit(host(&args[2], args[3..].to_vec()));
+    }
+    let filter = args.iter().skip(1).find(|a| !a.starts_with('-')).cloned().unwrap_or_default();
+    let tests: Vec<(&str, Box<dyn Fn()>)> = vec![
+        (
+            "sigkill_and_restart_continue_a_typed_stdout_change_log",
+            Box::new(|| (0..TRIALS).for_each(|t| sigkill_stdout_trial(7100 + t))),
+        ),
+        (
+            "sigkill_and_restart_leave_typed_files_byte_identical",
+            Box::new(|| (0..TRIALS).for_each(|t| sigkill_files_trial(7200 + t))),
+        ),
+        ("restart_flag_two_processes_equal_one", Box::new(restart_flag_two_processes)),
+        ("a_mark_without_the_output_is_refused", Box::new(a_mark_without_the_output_is_refused)),
+    ];
+    for (name, test) in tests.iter().filter(|(n, _)| n.contains(&filter)) {
+        let started = std::time::Instant::now();
+        test();
+        println!("test {name} ... ok ({:.1} s)", started.elapsed().as_secs_f64());
+    }
+}
