@@ -37,8 +37,15 @@
 //! same values; an output-heavy dataflow pays up to ~2.4x, one whose work is not in its output
 //! changes pays little. Rows are consolidated and ordered by their text (byte
 //! order of the rendered key, then retractions before insertions, then the rendered value), not by
-//! `K`'s own order; two values that render alike are one row. The observers (`--serve`, the
-//! embedded job) see the `(vertex, u64)` outputs only: typed outputs are not served.
+//! `K`'s own order; two values that render alike are one row.
+//!
+//! **Served.** With `--serve`, output `NAME` of dataflow `DF` is the table `DF_NAME` (`-` and
+//! `.` written `_`) with columns `key` and `value`, typed from the Rust types: integers BIGINT,
+//! `f32`/`f64`/[`Float`] DOUBLE PRECISION, anything else (strings, other `Display` values) TEXT;
+//! a [`Outputs::json`] output's key and value are TEXT holding the JSON (SQLite's `json_extract`
+//! reads it). `AS OF`, `SUBSCRIBE`, the `changes` view (the key in its `vertex` column) and
+//! psql's `\d` work as for the built-ins' tables; an integer outside BIGINT stops the run with
+//! an error naming the output, the key or value and the epoch.
 //!
 //! ```
 //! use ripples::dataflow::typed::{typed, Float};
@@ -74,7 +81,7 @@ use differential_dataflow::{Data, VecCollection};
 use serde::Serialize;
 
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
-pub use crate::types::format::RowFormat;
+pub use crate::types::format::{ColumnType, RowFormat};
 use crate::types::{Diff, Time};
 
 /// A rendered output record: the key's text and the value's text.
@@ -126,6 +133,8 @@ pub struct RowOutput<'a> {
     pub name: String,
     /// How it is written.
     pub format: RowFormat,
+    /// The SQL types its key and value are served as (`--serve`).
+    pub columns: (ColumnType, ColumnType),
     /// Its rendered records.
     pub rows: RowCollection<'a>,
 }
@@ -224,7 +233,7 @@ impl<'a> Outputs<'a> {
                 Ok((key, value))
             }
         });
-        self.add_rendered(name, RowFormat::Text, rendered)
+        self.add_rendered(name, RowFormat::Text, (column::<K>(), column::<V>()), rendered)
     }
 
     /// Adds output `name`, written as JSON lines by serde. A record serde cannot write (a map
@@ -258,17 +267,28 @@ impl<'a> Outputs<'a> {
             (Ok(key), Ok(value)) => Ok((key, value)),
             (Err(e), _) | (_, Err(e)) => Err(format!("output '{output}': a record cannot be written as JSON: {e}")),
         });
-        self.add_rendered(name, RowFormat::Json, rendered)
+        self.add_rendered(name, RowFormat::Json, (ColumnType::Text, ColumnType::Text), rendered)
     }
 
-    /// Adds already rendered rows as output `name` (the text is written as given).
+    /// Adds already rendered rows as output `name` (the text is written as given, and served as
+    /// TEXT).
     pub fn rows(&mut self, name: &str, format: RowFormat, rows: RowCollection<'a>) -> &mut Self {
+        self.add_rows(name, format, (ColumnType::Text, ColumnType::Text), rows)
+    }
+
+    fn add_rows(
+        &mut self,
+        name: &str,
+        format: RowFormat,
+        columns: (ColumnType, ColumnType),
+        rows: RowCollection<'a>,
+    ) -> &mut Self {
         if name.is_empty() || name.contains(['/', '\\', '\n']) || name.starts_with('.') {
             self.problem.get_or_insert_with(|| format!("output name {name:?} cannot name a file"));
         } else if self.rows.iter().any(|o| o.name == name) {
             self.problem.get_or_insert_with(|| format!("output '{name}' is given twice"));
         }
-        self.rows.push(RowOutput { name: name.to_string(), format, rows });
+        self.rows.push(RowOutput { name: name.to_string(), format, columns, rows });
         self
     }
 
@@ -314,11 +334,21 @@ impl<'a> Outputs<'a> {
         &mut self,
         name: &str,
         format: RowFormat,
+        columns: (ColumnType, ColumnType),
         rendered: VecCollection<'a, Time, Result<Row, String>, Diff>,
     ) -> &mut Self {
         let rows = rendered.clone().flat_map(Result::ok);
         self.errors(rendered.flat_map(Result::err));
-        self.rows(name, format, rows)
+        self.add_rows(name, format, columns, rows)
+    }
+}
+
+/// The SQL type a `Display` key or value of type `T` is served as ([`Float`] too is a float).
+fn column<T: 'static>() -> ColumnType {
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<Float>() {
+        ColumnType::Float
+    } else {
+        ColumnType::of::<T>()
     }
 }
 

@@ -465,7 +465,7 @@ fn build_dataflow(
                     let buffer: RowBuffer = Rc::new(RefCell::new(BTreeMap::new()));
                     sink(output.rows, buffer.clone(), &probe, false);
                     buffers.rows.push(buffer);
-                    plan.rows.push((output.name, output.format));
+                    plan.rows.push((output.name, output.format, output.columns));
                 }
                 if let Some(errors) = errors {
                     let buffer: Buffer<String> = Rc::new(RefCell::new(BTreeMap::new()));

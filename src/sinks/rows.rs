@@ -112,7 +112,19 @@ impl RowSink {
     /// Records epoch `epoch`'s changes (consolidated; per key retractions before insertions);
     /// with `write == false` the lines are not written (a restart's replay) but the state is
     /// kept. Returns the number of change lines.
-    pub fn epoch(&mut self, epoch: Time, mut changes: Vec<(Row, Diff)>, write: bool) -> std::io::Result<u64> {
+    pub fn epoch(&mut self, epoch: Time, changes: Vec<(Row, Diff)>, write: bool) -> std::io::Result<u64> {
+        self.epoch_with(epoch, changes, write, None)
+    }
+
+    /// Like [`RowSink::epoch`], also appending the epoch's changes (its change-log lines, one
+    /// per copy, written or not) to `observed`.
+    pub fn epoch_with(
+        &mut self,
+        epoch: Time,
+        mut changes: Vec<(Row, Diff)>,
+        write: bool,
+        mut observed: Option<&mut Vec<RowChange>>,
+    ) -> std::io::Result<u64> {
         changes.sort_unstable();
         let mut merged: Vec<(Row, Diff)> = Vec::with_capacity(changes.len());
         for (row, diff) in changes {
@@ -137,6 +149,11 @@ impl RowSink {
             if let (Some(c), true) = (&mut self.collected, write) {
                 for _ in 0..copies {
                     c.push(RowChange { epoch, key: key.clone(), value: value.clone(), diff: sign });
+                }
+            }
+            if let Some(o) = observed.as_deref_mut() {
+                for _ in 0..copies {
+                    o.push(RowChange { epoch, key: key.clone(), value: value.clone(), diff: sign });
                 }
             }
             if self.keep_state {

@@ -113,3 +113,63 @@ impl RowFormat {
         }
     }
 }
+
+/// The SQL type a typed output's key or value is served as (`--serve`): integers as BIGINT,
+/// floats as DOUBLE PRECISION, everything else (strings, other `Display` values, JSON text) as
+/// TEXT.
+///
+/// ```
+/// use ripples::types::format::ColumnType;
+/// assert_eq!(ColumnType::of::<u32>(), ColumnType::Integer);
+/// assert_eq!(ColumnType::of::<f64>(), ColumnType::Float);
+/// assert_eq!(ColumnType::of::<String>(), ColumnType::Text);
+/// assert_eq!(ColumnType::of::<(u64, u64)>(), ColumnType::Text);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    /// A Rust integer type: BIGINT (a value outside `i64` stops the serving run).
+    Integer,
+    /// `f32`, `f64` (and the typed dataflows' `Float`): DOUBLE PRECISION.
+    Float,
+    /// Any other type: its text.
+    Text,
+}
+
+impl ColumnType {
+    /// The column type of Rust type `T` (a primitive integer or float, else text).
+    pub fn of<T: 'static>() -> ColumnType {
+        use std::any::TypeId;
+        let t = TypeId::of::<T>();
+        let integers = [
+            TypeId::of::<u8>(),
+            TypeId::of::<u16>(),
+            TypeId::of::<u32>(),
+            TypeId::of::<u64>(),
+            TypeId::of::<u128>(),
+            TypeId::of::<usize>(),
+            TypeId::of::<i8>(),
+            TypeId::of::<i16>(),
+            TypeId::of::<i32>(),
+            TypeId::of::<i64>(),
+            TypeId::of::<i128>(),
+            TypeId::of::<isize>(),
+        ];
+        if integers.contains(&t) {
+            ColumnType::Integer
+        } else if t == TypeId::of::<f64>() || t == TypeId::of::<f32>() {
+            ColumnType::Float
+        } else {
+            ColumnType::Text
+        }
+    }
+
+    /// The type SQLite declares for the column (what `psql`'s `\d` shows as bigint, double
+    /// precision, text).
+    pub fn sqlite(self) -> &'static str {
+        match self {
+            ColumnType::Integer => "BIGINT",
+            ColumnType::Float => "REAL",
+            ColumnType::Text => "TEXT",
+        }
+    }
+}

@@ -1,14 +1,22 @@
-//! Exactly once for a user's typed dataflow, through a program of its own built on `JobArgs`
-//! (this test binary is that program: `typed_resume host SHAPE FLAGS...` runs the dataflow
-//! `deg` with the flags, as a user's binary would). A live run with a state directory is killed
-//! with SIGKILL after a random number of acknowledged epochs (fixed seeds) and started again with
-//! the same flags: the typed change logs continue after the last durable epoch (stdout
-//! included: every epoch once over both runs) and end byte-identical to an uninterrupted run of
-//! the same epochs from a file, whose change log is checked against a plain computation. With
+//! A user's typed dataflow as a program of its own built on `JobArgs` (this test binary is that
+//! program: `typed_program host SHAPE FLAGS...` runs the dataflow `deg` with the flags, as a
+//! user's binary would), everything checked against a plain computation at every epoch.
+//!
+//! **Exactly once.** A live run with a state directory is killed with SIGKILL after a random
+//! number of acknowledged epochs (fixed seeds) and started again with the same flags: the typed
+//! change logs continue after the last durable epoch (stdout included: every epoch once over both
+//! runs) and end byte-identical to an uninterrupted run of the same epochs from a file. With
 //! `--restart`, in a two-process cluster whose process 1 is killed, process 0 restarts by itself
 //! and the files equal one process's.
 //!
-//! A test binary without libtest's harness (`harness = false`): its `main` runs every test.
+//! **Served.** With `--follow` and `--serve`, every typed output is a table `deg_OUTPUT` with
+//! columns `key` and `value` typed from the Rust types: psql reads each epoch `AS OF` it and
+//! `\d` describes the tables, psycopg reads the column types, the JSON output through SQLite's
+//! JSON functions, and `SUBSCRIBE` equal to the change log. A key beyond BIGINT stops the run
+//! with one clear line.
+//!
+//! A test binary without libtest's harness (`harness = false`): its `main` runs every test (an
+//! argument selects the tests whose name contains it).
 
 mod common;
 
@@ -19,10 +27,12 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use clap::Parser;
+use common::pg::{clients, psql, wait_epoch, wait_line, PASSWORD};
 use common::process::*;
 use common::session::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use ripples::dataflow::typed::Float;
 use serde::{Deserialize, Serialize};
 
 const EPOCHS: usize = 10;
@@ -45,15 +55,24 @@ struct HostArgs {
 }
 
 /// The dataflow `deg`: output `out` (display), each vertex's out-degree (edge copies); with
-/// `two`, also output `hist` (json), how many vertices have each out-degree.
+/// `two` and `served`, also output `hist` (json), how many vertices have each out-degree; with
+/// `served`, also `half` (display), `v<vertex>` and half its out-degree as a float; with `huge`,
+/// `out` keyed by `u64::MAX - vertex` instead.
 fn host(shape: &str, flags: Vec<String>) -> i32 {
-    let two = shape == "two";
+    let shape = shape.to_string();
     let deg = ripples::dataflow::typed::typed("deg", move |input, out| {
         let degree = input.edges.map(|(s, _, _)| s).count().map(|(v, n)| (v, n as u64));
-        out.display("out", degree.clone());
-        if two {
-            let hist = degree.map(|(_, d)| d).count().map(|(d, n)| (d, Bucket { vertices: n as u64 }));
+        if shape == "huge" {
+            out.display("out", degree.clone().map(|(v, d)| (u64::MAX - v, d)));
+        } else {
+            out.display("out", degree.clone());
+        }
+        if shape == "two" || shape == "served" {
+            let hist = degree.clone().map(|(_, d)| d).count().map(|(d, n)| (d, Bucket { vertices: n as u64 }));
             out.json("hist", hist);
+        }
+        if shape == "served" {
+            out.display("half", degree.map(|(v, d)| (format!("v{v}"), Float(d as f64 / 2.0))));
         }
         Ok::<(), String>(())
     });
@@ -345,6 +364,191 @@ fn a_mark_without_the_output_is_refused() {
     assert!(!dir.join("deg.hist.changes").exists() || read(&dir.join("deg.hist.changes")).is_empty(), "{err}");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Served.
+
+/// psycopg: the column types of each typed table, a table read with a parameter, the JSON output
+/// through SQLite's JSON functions, and `SUBSCRIBE deg_out` from epoch 0 up to an epoch.
+const PSYCOPG: &str = r#"
+import json, sys, psycopg
+port, password, epoch, upto = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+dsn = f"host=127.0.0.1 port={port} user=ripples dbname=ripples sslmode=disable"
+out = {}
+with psycopg.connect(dsn, password=password, autocommit=True) as conn:
+    cur = conn.cursor()
+    for t in ["deg_out", "deg_hist", "deg_half"]:
+        cur.execute(f"SELECT key, value FROM {t} AS OF {epoch} LIMIT 1")
+        out["types_" + t] = [d.type_code for d in cur.description]
+    cur.execute(f"SELECT key, value FROM deg_out AS OF {epoch} WHERE key >= %s ORDER BY key", (0,))
+    out["out"] = [list(r) for r in cur]
+    cur.execute(f"SELECT CAST(key AS INTEGER), json_extract(value, '$.vertices') FROM deg_hist AS OF {epoch} ORDER BY 1")
+    out["hist"] = [list(r) for r in cur]
+    cur.execute(f"SELECT key, value FROM deg_half AS OF {epoch} ORDER BY key")
+    out["half"] = [list(r) for r in cur]
+    with cur.copy(f"COPY (SUBSCRIBE deg_out AS OF 0 UP TO {upto}) TO STDOUT") as copy:
+        out["subscribe"] = [list(r) for r in copy.rows()]
+print(json.dumps(out))
+"#;
+
+/// Starts the program with `--serve` (password) and `--follow FILE`; waits until it serves.
+fn serve(files: &Files, shape: &str, followed: &Path, extra: &[String]) -> (Child, u16, std::path::PathBuf) {
+    let port = free_port();
+    let pw = files.write("password", &format!("{PASSWORD}\n"));
+    let stderr = files.path(&format!("serve-{port}.err"));
+    let mut child = program(shape)
+        .args(["--follow", &s(followed), "--serve", &format!("127.0.0.1:{port}"), "-q"])
+        .args(["--serve-password-file", &s(&pw)])
+        .args(extra)
+        .env("TMPDIR", &files.root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    wait_line(&stderr, "serving SQL on", &mut child);
+    (child, port, stderr)
+}
+
+fn append(file: &Path, text: &str) {
+    use std::io::Write;
+    let mut f = fs::OpenOptions::new().append(true).open(file).unwrap();
+    write!(f, "{text}commit\n").unwrap();
+}
+
+/// psql's `key|value` rows as a map.
+fn rows(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .map(|l| {
+            let (k, v) = l.split_once('|').unwrap_or_else(|| panic!("bad row {l:?}"));
+            (k.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+fn strings<K: ToString, V: ToString>(m: &BTreeMap<K, V>) -> BTreeMap<String, String> {
+    m.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn typed_outputs_are_served_tables() {
+    if !clients() {
+        return;
+    }
+    let seed = 7500;
+    let files = Files::new();
+    // Vertex ids below 2^63 (BIGINT), some above 2^32.
+    let texts: Vec<String> = common::pg::stream(seed, EPOCHS, 16, 1..=BATCH)
+        .iter()
+        .map(|e| e.iter().map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst)).collect())
+        .collect();
+    let want = oracle(&texts);
+    let followed = files.write("live.txt", "# updates\n");
+    let dir = files.path("out");
+    let (mut child, port, stderr) = serve(&files, "served", &followed, &["--output-dir".into(), s(&dir)]);
+    for t in &texts {
+        append(&followed, t);
+    }
+    let last = texts.len() as u64;
+    wait_epoch(port, last);
+    // psql: every epoch AS OF, against the plain computation.
+    for (epoch, (deg, hist)) in want.iter().enumerate() {
+        let got = rows(&psql(port, &format!("SELECT key, value FROM deg_out AS OF {epoch} ORDER BY key")));
+        assert_eq!(got, strings(deg), "seed {seed}: deg_out AS OF {epoch}");
+        let got = rows(&psql(
+            port,
+            &format!("SELECT key, json_extract(value, '$.vertices') FROM deg_hist AS OF {epoch} ORDER BY key"),
+        ));
+        assert_eq!(got, strings(hist), "seed {seed}: deg_hist AS OF {epoch}");
+        let got: BTreeMap<String, f64> = rows(&psql(port, &format!("SELECT key, value FROM deg_half AS OF {epoch}")))
+            .into_iter()
+            .map(|(k, v)| (k, v.parse().unwrap()))
+            .collect();
+        let half: BTreeMap<String, f64> = deg.iter().map(|(v, d)| (format!("v{v}"), *d as f64 / 2.0)).collect();
+        assert_eq!(got, half, "seed {seed}: deg_half AS OF {epoch}");
+    }
+    // The current rows, an aggregate over a typed column, and the changes view.
+    let (deg, _) = &want[last as usize];
+    assert_eq!(rows(&psql(port, "SELECT key, value FROM deg_out")), strings(deg), "seed {seed}: deg_out now");
+    assert_eq!(
+        psql(port, "SELECT sum(value) FROM deg_out").trim(),
+        deg.values().sum::<u64>().to_string(),
+        "seed {seed}: sum of a BIGINT column"
+    );
+    let log = read(&dir.join("deg.out.changes"));
+    let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
+    let mut view: Vec<String> = psql(port, "SELECT epoch, vertex, value, diff FROM changes WHERE algorithm = 'deg_out'")
+        .lines()
+        .map(|l| l.replace('|', " "))
+        .collect();
+    lines.sort();
+    view.sort();
+    assert_eq!(view, lines, "seed {seed}: the changes view holds deg_out's change log");
+    // psql's \d: the tables and their column types.
+    let described = psql(port, "\\d deg_out");
+    for column in ["key|bigint", "value|bigint"] {
+        assert!(described.contains(column), "\\d deg_out lacks {column}:\n{described}");
+    }
+    let described = psql(port, "\\d deg_half");
+    for column in ["key|text", "value|double precision"] {
+        assert!(described.contains(column), "\\d deg_half lacks {column}:\n{described}");
+    }
+    let listed = psql(port, "\\dt");
+    for t in ["deg_out", "deg_hist", "deg_half"] {
+        assert!(listed.contains(t), "\\dt lacks {t}:\n{listed}");
+    }
+    // psycopg: types, a parameter, JSON functions, SUBSCRIBE equal to the change log.
+    let script = files.write("client.py", PSYCOPG);
+    let upto = last - 2;
+    let out = Command::new("python3")
+        .args([s(&script), port.to_string(), PASSWORD.into(), last.to_string(), upto.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "psycopg client failed: {}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["types_deg_out"], serde_json::json!([20, 20]), "int8, int8: {got}");
+    assert_eq!(got["types_deg_hist"], serde_json::json!([25, 25]), "text, text: {got}");
+    assert_eq!(got["types_deg_half"], serde_json::json!([25, 701]), "text, float8: {got}");
+    let out_rows: Vec<(u64, u64)> = got["out"].as_array().unwrap().iter().map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap())).collect();
+    assert_eq!(out_rows, deg.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>(), "seed {seed}: psycopg deg_out");
+    let (_, hist) = &want[last as usize];
+    let hist_rows: Vec<(u64, u64)> = got["hist"].as_array().unwrap().iter().map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap())).collect();
+    assert_eq!(hist_rows, hist.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>(), "seed {seed}: psycopg deg_hist");
+    let half_rows: BTreeMap<String, f64> = got["half"].as_array().unwrap().iter().map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_f64().unwrap())).collect();
+    assert_eq!(half_rows, deg.iter().map(|(v, d)| (format!("v{v}"), *d as f64 / 2.0)).collect(), "seed {seed}: psycopg deg_half");
+    let mut subscribed: Vec<String> = got["subscribe"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| format!("{} {} {} {}", r[0].as_str().unwrap(), r[2].as_str().unwrap(), r[3].as_str().unwrap(), r[1].as_str().unwrap()))
+        .collect();
+    let mut logged: Vec<String> =
+        log.lines().filter(|l| l.split(' ').next().unwrap().parse::<u64>().unwrap() < upto).map(str::to_string).collect();
+    subscribed.sort();
+    logged.sort();
+    assert_eq!(subscribed, logged, "seed {seed}: SUBSCRIBE deg_out up to {upto} = the change log");
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(!read(&stderr).contains("panicked"), "{}", read(&stderr));
+}
+
+/// A typed integer beyond BIGINT stops a served run with one clear line (no panic).
+fn a_key_beyond_bigint_stops_the_served_run() {
+    if !clients() {
+        return;
+    }
+    let files = Files::new();
+    let followed = files.write("live.txt", "");
+    let (mut child, _port, stderr) = serve(&files, "huge", &followed, &[]);
+    append(&followed, "+ 1 2\n");
+    let status = wait_exit(&mut child, PATIENCE, "the served run with a huge key");
+    let err = read(&stderr);
+    assert!(!status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("--serve: output deg.out: key 18446744073709551614 (epoch 1) is outside SQL's BIGINT"),
+        "{err}"
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("host") {
@@ -362,6 +566,8 @@ fn main() {
         ),
         ("restart_flag_two_processes_equal_one", Box::new(restart_flag_two_processes)),
         ("a_mark_without_the_output_is_refused", Box::new(a_mark_without_the_output_is_refused)),
+        ("typed_outputs_are_served_tables", Box::new(typed_outputs_are_served_tables)),
+        ("a_key_beyond_bigint_stops_the_served_run", Box::new(a_key_beyond_bigint_stops_the_served_run)),
     ];
     for (name, test) in tests.iter().filter(|(n, _)| n.contains(&filter)) {
         let started = std::time::Instant::now();
