@@ -479,3 +479,64 @@ fn the_readme_example_runs() {
     assert_eq!(read(dir.path(), "degree.both.out"), "{\"key\":1,\"value\":[1,1]}\n{\"key\":2,\"value\":[1,1]}\n");
     assert_eq!(read(dir.path(), "degree.ratio.out"), "1 5e-1\n2 5e-1\n");
 }
+
+/// A `Job` reads a typed dataflow's outputs: the current rows of each output decoded to the
+/// dataflow's types (a `Display` output as numbers, a JSON output into a struct), and each epoch's
+/// changes, folded, equal to the plain computation at every epoch, with 1 and 2 workers.
+#[test]
+fn a_job_reads_typed_outputs_decoded_at_every_epoch() {
+    #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+    struct Degrees {
+        out: u64,
+        r#in: u64,
+    }
+    for workers in [1, 2] {
+        let s = random_stream(SEED, 30, 0, 12, 8);
+        let dataflow = typed("deg", |input, out| {
+            let both = degrees(input);
+            out.display("out", both.clone().map(|(v, (o, _))| (v, o)));
+            out.json("both", both.map(|(v, (o, i))| (format!("v{v}"), Degrees { out: o, r#in: i })));
+            Ok::<(), String>(())
+        });
+        let mut job = ripples::job::Job::builder().algorithm(dataflow).workers(workers).changes().start().unwrap();
+        let counts = edge_counts_per_epoch(&s);
+        let mut folded: BTreeMap<(String, Degrees), i64> = BTreeMap::new();
+        for (i, updates) in s.epochs.iter().enumerate() {
+            for u in updates {
+                if u.diff > 0 {
+                    job.insert(u.src, u.dst).unwrap();
+                } else {
+                    job.remove(u.src, u.dst).unwrap();
+                }
+            }
+            let e = job.commit().unwrap();
+            job.wait(e).unwrap();
+            let want = oracle_degrees(&counts[i + 1]);
+            let ctx = format!("seed {SEED} workers {workers} epoch {e}");
+            let got: BTreeMap<u64, u64> = job.rows_as::<u64, u64>("deg.out").unwrap().into_iter().collect();
+            let outs: BTreeMap<u64, u64> = want.iter().map(|(v, (o, _))| (*v, *o)).collect();
+            assert_eq!(got, outs, "{ctx}: deg.out");
+            let want_both: BTreeMap<String, Degrees> =
+                want.iter().map(|(v, (o, i))| (format!("v{v}"), Degrees { out: *o, r#in: *i })).collect();
+            let got: BTreeMap<String, Degrees> = job.rows_as("deg.both").unwrap().into_iter().collect();
+            assert_eq!(got, want_both, "{ctx}: deg.both");
+            // Each epoch's changes, delivered through the channel, folded.
+            // (Epoch 0, the empty initial graph, comes first.)
+            loop {
+                let changes = job.changes().unwrap().recv().unwrap();
+                for c in changes.rows_as::<String, Degrees>("deg.both").unwrap() {
+                    assert_eq!(c.epoch, changes.epoch, "{ctx}");
+                    *folded.entry((c.key, c.value)).or_default() += c.diff as i64;
+                }
+                if changes.epoch == e {
+                    break;
+                }
+            }
+            folded.retain(|_, n| *n != 0);
+            let from_changes: BTreeMap<String, Degrees> = folded.keys().cloned().collect();
+            assert_eq!(from_changes, want_both, "{ctx}: deg.both from the changes");
+        }
+        assert!(matches!(job.rows("nope.out"), Err(ripples::job::JobError::UnknownOutput(_))));
+        job.shutdown().unwrap();
+    }
+}

@@ -45,7 +45,10 @@
 //! a [`Outputs::json`] output's key and value are TEXT holding the JSON (SQLite's `json_extract`
 //! reads it). `AS OF`, `SUBSCRIBE`, the `changes` view (the key in its `vertex` column) and
 //! psql's `\d` work as for the built-ins' tables; an integer outside BIGINT stops the run with
-//! an error naming the output, the key or value and the epoch.
+//! an error naming the output, the key or value and the epoch. An embedded
+//! [`Job`](crate::job::Job) reads the current rows of output `DF.NAME` as text
+//! (`Job::rows`) or decoded to the dataflow's own types where they implement `Deserialize`
+//! (`Job::rows_as`), and each epoch's changes (`EpochChanges::rows_as`).
 //!
 //! ```
 //! use ripples::dataflow::typed::{typed, Float};
