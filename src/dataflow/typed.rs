@@ -340,9 +340,18 @@ impl<'a> Outputs<'a> {
         columns: (ColumnType, ColumnType),
         rendered: VecCollection<'a, Time, Result<Row, String>, Diff>,
     ) -> &mut Self {
-        let rows = rendered.clone().flat_map(Result::ok);
-        self.errors(rendered.flat_map(Result::err));
-        self.add_rows(name, format, columns, rows)
+        use differential_dataflow::AsCollection;
+        use timely::dataflow::operators::vec::Partition;
+        // The rendered records are moved, not copied, into the rows and the errors.
+        let mut parts = rendered.inner.partition(2, |(r, t, d): (Result<Row, String>, Time, Diff)| {
+            (u64::from(r.is_err()), (r, t, d))
+        });
+        let (errors, rows) = match (parts.pop(), parts.pop()) {
+            (Some(errors), Some(rows)) => (errors.as_collection(), rows.as_collection()),
+            _ => unreachable!("partition into 2 makes 2 streams"),
+        };
+        self.errors(errors.flat_map(Result::err));
+        self.add_rows(name, format, columns, rows.flat_map(Result::ok))
     }
 }
 

@@ -99,10 +99,18 @@ pub enum RowFormat {
 impl RowFormat {
     /// The change-log line of one change (with its line break).
     pub fn change_line(self, epoch: crate::types::Time, key: &str, value: &str, diff: i8) -> String {
-        match self {
-            RowFormat::Text => format!("{epoch} {key} {value} {diff}\n"),
-            RowFormat::Json => format!("{{\"epoch\":{epoch},\"key\":{key},\"value\":{value},\"diff\":{diff}}}\n"),
-        }
+        let mut line = String::new();
+        self.push_change_line(&mut line, epoch, key, value, diff);
+        line
+    }
+
+    /// Appends the change-log line of one change (with its line break) to `out`.
+    pub fn push_change_line(self, out: &mut String, epoch: crate::types::Time, key: &str, value: &str, diff: i8) {
+        use std::fmt::Write;
+        let _ = match self {
+            RowFormat::Text => writeln!(out, "{epoch} {key} {value} {diff}"),
+            RowFormat::Json => writeln!(out, "{{\"epoch\":{epoch},\"key\":{key},\"value\":{value},\"diff\":{diff}}}"),
+        };
     }
 
     /// The result-file line of one record (with its line break).
