@@ -258,7 +258,11 @@ fn sigkill_stdout_trial(seed: u64) {
     second.stdout.take().unwrap().read_to_string(&mut stdout2).unwrap();
     let status = wait_exit(&mut second, PATIENCE, "the restarted run");
     assert!(status.success(), "seed {seed}: {}", read(&files.path("2.err")));
-    assert_eq!(stdout1 + &stdout2, reference["deg.out.changes"], "seed {seed}: stdout over both runs (killed after {acked})");
+    assert_eq!(
+        stdout1 + &stdout2,
+        reference["deg.out.changes"],
+        "seed {seed}: stdout over both runs (killed after {acked})"
+    );
     assert_eq!(read(&output), reference["deg.out.out"], "seed {seed}: --output");
 }
 
@@ -271,14 +275,8 @@ fn sigkill_files_trial(seed: u64) {
     let reference = reference(&files, &texts, seed);
     let port = free_port();
     let (state, dir) = (files.path("state"), files.path("out"));
-    let args: Vec<String> = vec![
-        "--listen".into(),
-        port.to_string(),
-        "--state-dir".into(),
-        s(&state),
-        "--output-dir".into(),
-        s(&dir),
-    ];
+    let args: Vec<String> =
+        vec!["--listen".into(), port.to_string(), "--state-dir".into(), s(&state), "--output-dir".into(), s(&dir)];
     let mut first = start("two", &args, &files.path("1.err"), false);
     let (mut p, _) = Producer::connect_retry(port);
     let acked = rng.gen_range(2..EPOCHS as u64 - 1);
@@ -418,7 +416,7 @@ fn serve(files: &Files, shape: &str, followed: &Path, extra: &[String]) -> (Chil
 fn append(file: &Path, text: &str) {
     use std::io::Write;
     let mut f = fs::OpenOptions::new().append(true).open(file).unwrap();
-    write!(f, "{text}commit\n").unwrap();
+    writeln!(f, "{text}commit").unwrap();
 }
 
 /// psql's `key|value` rows as a map.
@@ -481,10 +479,11 @@ fn typed_outputs_are_served_tables() {
     );
     let log = read(&dir.join("deg.out.changes"));
     let mut lines: Vec<String> = log.lines().map(str::to_string).collect();
-    let mut view: Vec<String> = psql(port, "SELECT epoch, vertex, value, diff FROM changes WHERE algorithm = 'deg_out'")
-        .lines()
-        .map(|l| l.replace('|', " "))
-        .collect();
+    let mut view: Vec<String> =
+        psql(port, "SELECT epoch, vertex, value, diff FROM changes WHERE algorithm = 'deg_out'")
+            .lines()
+            .map(|l| l.replace('|', " "))
+            .collect();
     lines.sort();
     view.sort();
     assert_eq!(view, lines, "seed {seed}: the changes view holds deg_out's change log");
@@ -513,21 +512,43 @@ fn typed_outputs_are_served_tables() {
     assert_eq!(got["types_deg_out"], serde_json::json!([20, 20]), "int8, int8: {got}");
     assert_eq!(got["types_deg_hist"], serde_json::json!([25, 25]), "text, text: {got}");
     assert_eq!(got["types_deg_half"], serde_json::json!([25, 701]), "text, float8: {got}");
-    let out_rows: Vec<(u64, u64)> = got["out"].as_array().unwrap().iter().map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap())).collect();
+    let out_rows: Vec<(u64, u64)> =
+        got["out"].as_array().unwrap().iter().map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap())).collect();
     assert_eq!(out_rows, deg.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>(), "seed {seed}: psycopg deg_out");
     let (_, hist) = &want[last as usize];
-    let hist_rows: Vec<(u64, u64)> = got["hist"].as_array().unwrap().iter().map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap())).collect();
+    let hist_rows: Vec<(u64, u64)> =
+        got["hist"].as_array().unwrap().iter().map(|r| (r[0].as_u64().unwrap(), r[1].as_u64().unwrap())).collect();
     assert_eq!(hist_rows, hist.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>(), "seed {seed}: psycopg deg_hist");
-    let half_rows: BTreeMap<String, f64> = got["half"].as_array().unwrap().iter().map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_f64().unwrap())).collect();
-    assert_eq!(half_rows, deg.iter().map(|(v, d)| (format!("v{v}"), *d as f64 / 2.0)).collect(), "seed {seed}: psycopg deg_half");
+    let half_rows: BTreeMap<String, f64> = got["half"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_f64().unwrap()))
+        .collect();
+    assert_eq!(
+        half_rows,
+        deg.iter().map(|(v, d)| (format!("v{v}"), *d as f64 / 2.0)).collect(),
+        "seed {seed}: psycopg deg_half"
+    );
     let mut subscribed: Vec<String> = got["subscribe"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| format!("{} {} {} {}", r[0].as_str().unwrap(), r[2].as_str().unwrap(), r[3].as_str().unwrap(), r[1].as_str().unwrap()))
+        .map(|r| {
+            format!(
+                "{} {} {} {}",
+                r[0].as_str().unwrap(),
+                r[2].as_str().unwrap(),
+                r[3].as_str().unwrap(),
+                r[1].as_str().unwrap()
+            )
+        })
         .collect();
-    let mut logged: Vec<String> =
-        log.lines().filter(|l| l.split(' ').next().unwrap().parse::<u64>().unwrap() < upto).map(str::to_string).collect();
+    let mut logged: Vec<String> = log
+        .lines()
+        .filter(|l| l.split(' ').next().unwrap().parse::<u64>().unwrap() < upto)
+        .map(str::to_string)
+        .collect();
     subscribed.sort();
     logged.sort();
     assert_eq!(subscribed, logged, "seed {seed}: SUBSCRIBE deg_out up to {upto} = the change log");
@@ -561,7 +582,8 @@ fn main() {
         std::process::exit(host(&args[2], args[3..].to_vec()));
     }
     let filter = args.iter().skip(1).find(|a| !a.starts_with('-')).cloned().unwrap_or_default();
-    let tests: Vec<(&str, Box<dyn Fn()>)> = vec![
+    type Test = (&'static str, Box<dyn Fn()>);
+    let tests: Vec<Test> = vec![
         (
             "sigkill_and_restart_continue_a_typed_stdout_change_log",
             Box::new(|| (0..TRIALS).for_each(|t| sigkill_stdout_trial(7100 + t))),

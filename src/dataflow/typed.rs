@@ -343,9 +343,9 @@ impl<'a> Outputs<'a> {
         use differential_dataflow::AsCollection;
         use timely::dataflow::operators::vec::Partition;
         // The rendered records are moved, not copied, into the rows and the errors.
-        let mut parts = rendered.inner.partition(2, |(r, t, d): (Result<Row, String>, Time, Diff)| {
-            (u64::from(r.is_err()), (r, t, d))
-        });
+        let mut parts = rendered
+            .inner
+            .partition(2, |(r, t, d): (Result<Row, String>, Time, Diff)| (u64::from(r.is_err()), (r, t, d)));
         let (errors, rows) = match (parts.pop(), parts.pop()) {
             (Some(errors), Some(rows)) => (errors.as_collection(), rows.as_collection()),
             _ => unreachable!("partition into 2 makes 2 streams"),

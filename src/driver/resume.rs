@@ -151,7 +151,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (text, json) = (dir.path().join("d.a.changes"), dir.path().join("d.b.changes"));
         std::fs::write(&text, "0 x 1 1\n1 x 1 -1\n1 x 2 1\n2 y 3 1\n").unwrap();
-        std::fs::write(&json, "{\"epoch\":0,\"key\":1,\"value\":2,\"diff\":1}\n{\"epoch\":1,\"key\":1,\"value\":2,\"diff\":-1}\n").unwrap();
+        std::fs::write(
+            &json,
+            "{\"epoch\":0,\"key\":1,\"value\":2,\"diff\":1}\n{\"epoch\":1,\"key\":1,\"value\":2,\"diff\":-1}\n",
+        )
+        .unwrap();
         let mark = OutputsMark { epoch: 1, offset: 0, outputs: vec![("d.a".into(), 25), ("d.b".into(), 79)] };
         mark.write(dir.path()).unwrap();
         let resume = Resume::plan(Some(dir.path()), Some(1)).unwrap();

@@ -64,8 +64,8 @@ use crate::driver::observe::{EpochView, LiveStarted, Observer, Observers, Output
 use crate::driver::{Layout, RunError, RunOptions, RunReport, Source};
 use crate::live::{EmbeddedInput, EmbeddedSender, LiveConfig, LiveInput, Submission};
 use crate::sinks::{Change, RowChange};
-use crate::types::format::RowFormat;
 use crate::sources::window::WindowSpec;
+use crate::types::format::RowFormat;
 use crate::types::{Diff, Node, Time, Update};
 
 /// Submissions buffered before they travel to the front end in one message.
@@ -134,8 +134,12 @@ impl EpochChanges {
     }
 
     /// The changes of typed output `name` decoded to the dataflow's types (see [`Job::rows_as`]).
-    pub fn rows_as<K: DeserializeOwned, V: DeserializeOwned>(&self, name: &str) -> Result<Vec<TypedChange<K, V>>, JobError> {
-        let i = self.row_outputs.iter().position(|o| o.name == name).ok_or_else(|| JobError::UnknownOutput(name.into()))?;
+    pub fn rows_as<K: DeserializeOwned, V: DeserializeOwned>(
+        &self,
+        name: &str,
+    ) -> Result<Vec<TypedChange<K, V>>, JobError> {
+        let i =
+            self.row_outputs.iter().position(|o| o.name == name).ok_or_else(|| JobError::UnknownOutput(name.into()))?;
         let format = self.row_outputs[i].format;
         self.rows[i]
             .iter()
@@ -445,8 +449,7 @@ impl JobBuilder {
             }
             false => (None, None),
         };
-        let observer =
-            JobObserver {
+        let observer = JobObserver {
             shared: shared.clone(),
             names: names.clone(),
             subscriber,
@@ -631,7 +634,11 @@ impl Job {
     /// [`Outputs::json`]: crate::dataflow::typed::Outputs::json
     pub fn rows(&self, name: &str) -> Result<Vec<(String, String)>, JobError> {
         let state = self.shared.lock();
-        let i = state.row_outputs.iter().position(|o| o.name == name).ok_or_else(|| JobError::UnknownOutput(name.into()))?;
+        let i = state
+            .row_outputs
+            .iter()
+            .position(|o| o.name == name)
+            .ok_or_else(|| JobError::UnknownOutput(name.into()))?;
         Ok(state.rows[i].iter().flat_map(|(kv, &n)| std::iter::repeat_n(kv.clone(), n.max(0) as usize)).collect())
     }
 

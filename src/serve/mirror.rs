@@ -56,7 +56,6 @@ impl Table {
         let format = if info.columns.1 == ColumnType::Float { ValueFormat::Float } else { ValueFormat::Integer };
         Table { name: sql_name(&info.name), format, columns: Some(info.columns) }
     }
-
 }
 
 /// One change of a typed output as SQL stores it.
@@ -77,9 +76,14 @@ pub struct RowChange {
 pub fn sql_column(ty: ColumnType, text: &str, what: impl Fn() -> String) -> Result<Value, String> {
     match ty {
         ColumnType::Integer => text.parse::<i64>().map(Value::Integer).map_err(|_| {
-            format!("--serve: {} is outside SQL's BIGINT (-2^63 to 2^63-1); serve it as text or a smaller integer", what())
+            format!(
+                "--serve: {} is outside SQL's BIGINT (-2^63 to 2^63-1); serve it as text or a smaller integer",
+                what()
+            )
         }),
-        ColumnType::Float => text.parse::<f64>().map(Value::Real).map_err(|_| format!("--serve: {} is not a number", what())),
+        ColumnType::Float => {
+            text.parse::<f64>().map(Value::Real).map_err(|_| format!("--serve: {} is not a number", what()))
+        }
         ColumnType::Text => Ok(Value::Text(text.to_string())),
     }
 }
@@ -238,7 +242,9 @@ impl Mirror {
                          CREATE VIEW IF NOT EXISTS {n} AS SELECT vertex AS key, value FROM ripples_{n}_current;"
                     ))
                     .map_err(sql_err)?;
-                union.push(format!("SELECT epoch, '{n}' AS algorithm, vertex, +value AS value, diff FROM ripples_{n}_log"));
+                union.push(format!(
+                    "SELECT epoch, '{n}' AS algorithm, vertex, +value AS value, diff FROM ripples_{n}_log"
+                ));
                 continue;
             }
             let ty = match t.format {
@@ -594,13 +600,13 @@ mod tests {
                 *state.entry((k.clone(), *v)).or_default() += r.diff as i64;
             }
             state.retain(|_, n| *n != 0);
-            let sql = format!("SELECT key, value, count(*) FROM {} GROUP BY key, value", as_of_sql("my_df_out", &e.to_string()));
+            let sql = format!(
+                "SELECT key, value, count(*) FROM {} GROUP BY key, value",
+                as_of_sql("my_df_out", &e.to_string())
+            );
             let mut stmt = conn.prepare(&sql).unwrap();
-            let got: BTreeMap<(String, i64), i64> = stmt
-                .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))
-                .unwrap()
-                .map(|r| r.unwrap())
-                .collect();
+            let got: BTreeMap<(String, i64), i64> =
+                stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?))).unwrap().map(|r| r.unwrap()).collect();
             assert_eq!(got, state, "AS OF {e}");
         }
         let now: Vec<(String, i64)> = conn

@@ -112,7 +112,13 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
 
 enum Msg {
     Start(Vec<OutputInfo>, Vec<RowOutputInfo>),
-    Epoch { epoch: Time, stats: EpochStats, changes: Vec<Vec<Change>>, rows: Vec<Vec<mirror::RowChange>>, replayed: bool },
+    Epoch {
+        epoch: Time,
+        stats: EpochStats,
+        changes: Vec<Vec<Change>>,
+        rows: Vec<Vec<mirror::RowChange>>,
+        replayed: bool,
+    },
     Stop,
 }
 

@@ -137,9 +137,8 @@ fn start(c: &Db, table: &Table, snapshot: bool, as_of: Option<Time>) -> Result<(
         check_as_of(c, &[at], &names)?;
         let mut buf = String::new();
         if snapshot {
-            let mut stmt = c
-                .prepare(&format!("SELECT * FROM {} ORDER BY 1, 2", mirror::as_of_sql(name, "?1")))
-                .map_err(err)?;
+            let mut stmt =
+                c.prepare(&format!("SELECT * FROM {} ORDER BY 1, 2", mirror::as_of_sql(name, "?1"))).map_err(err)?;
             let mut rows = stmt.query([at as i64]).map_err(err)?;
             while let Some(r) = rows.next().map_err(err)? {
                 let v: Value = r.get(0).map_err(err)?;
