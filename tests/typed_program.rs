@@ -7,7 +7,8 @@
 //! change logs continue after the last durable epoch (stdout included: every epoch once over both
 //! runs) and end byte-identical to an uninterrupted run of the same epochs from a file. With
 //! `--restart`, in a two-process cluster whose process 1 is killed, process 0 restarts by itself
-//! and the files equal one process's.
+//! and the files equal one process's. From a file, two workers and two processes write what one
+//! worker writes.
 //!
 //! **Served.** With `--follow` and `--serve`, every typed output is a table `deg_OUTPUT` with
 //! columns `key` and `value` typed from the Rust types: psql reads each epoch `AS OF` it and
@@ -344,6 +345,45 @@ fn restart_flag_two_processes() {
     }
 }
 
+/// From a file, two workers and two processes write the typed files one worker writes.
+fn workers_and_processes_write_what_one_worker_does() {
+    let seed = 7600;
+    let files = Files::new();
+    let texts = texts(seed);
+    let reference = reference(&files, &texts, seed);
+    let updates = files.path("ref-u.txt");
+    let common: Vec<String> = vec!["--updates".into(), s(&updates), "--batch".into(), BATCH.to_string(), "-q".into()];
+    // Two worker threads.
+    let dir = files.path("w2");
+    let out = program("two").args(&common).args(["--output-dir", &s(&dir), "-w", "2"]).output().unwrap();
+    assert!(out.status.success(), "-w 2: {}", String::from_utf8_lossy(&out.stderr));
+    for (name, text) in &reference {
+        assert_eq!(&read(&dir.join(name)), text, "seed {seed}: {name} with -w 2");
+    }
+    // Two processes (process 0 writes).
+    let (hostfile, _) = two_process_hostfile(&files);
+    let dir = files.path("n2");
+    let mut children: Vec<Child> = (0..2)
+        .map(|p| {
+            program("two")
+                .args(&common)
+                .args(["--output-dir", &s(&dir), "-n", "2", "-p", &p.to_string(), "--hostfile", &s(&hostfile)])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(fs::File::create(files.path(&format!("n2-{p}.err"))).unwrap())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (p, child) in children.iter_mut().enumerate() {
+        let status = wait_exit(child, PATIENCE, "a process of two");
+        assert!(status.success(), "process {p}: {}", read(&files.path(&format!("n2-{p}.err"))));
+    }
+    for (name, text) in &reference {
+        assert_eq!(&read(&dir.join(name)), text, "seed {seed}: {name} with two processes");
+    }
+}
+
 /// A state directory whose mark does not record a change log the run writes (the first run had
 /// other outputs): a clear error, exit status 2, the file untouched.
 fn a_mark_without_the_output_is_refused() {
@@ -594,6 +634,10 @@ fn main() {
         ),
         ("restart_flag_two_processes_equal_one", Box::new(restart_flag_two_processes)),
         ("a_mark_without_the_output_is_refused", Box::new(a_mark_without_the_output_is_refused)),
+        (
+            "workers_and_processes_write_what_one_worker_does",
+            Box::new(workers_and_processes_write_what_one_worker_does),
+        ),
         ("typed_outputs_are_served_tables", Box::new(typed_outputs_are_served_tables)),
         ("a_key_beyond_bigint_stops_the_served_run", Box::new(a_key_beyond_bigint_stops_the_served_run)),
     ];
