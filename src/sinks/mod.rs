@@ -103,11 +103,7 @@ type LogWriter = BufWriter<Box<dyn Write + Send>>;
 /// A change log's writer: `-` is stdout; a file is created, or with `resume = Some(offset)` kept,
 /// cut back to `offset` bytes and appended to (it must be at least that long). Returns the
 /// writer and, for a file, the file itself (for syncing it and reading its length).
-fn open_changes(
-    p: &Path,
-    resume: Option<u64>,
-    capacity: usize,
-) -> std::io::Result<(LogWriter, Option<File>)> {
+fn open_changes(p: &Path, resume: Option<u64>, capacity: usize) -> std::io::Result<(LogWriter, Option<File>)> {
     if p == Path::new("-") {
         let w: Box<dyn Write + Send> = Box::new(std::io::stdout());
         return Ok((BufWriter::new(w), None));
@@ -138,10 +134,7 @@ fn open_changes(
 
 /// Flushes a change log and syncs it to disk; returns its length (0 for stdout, see
 /// [`ResultSink::sync_changes`]), `None` without a change log.
-fn sync_log(
-    changes: &mut Option<(PathBuf, LogWriter)>,
-    file: &Option<File>,
-) -> std::io::Result<Option<u64>> {
+fn sync_log(changes: &mut Option<(PathBuf, LogWriter)>, file: &Option<File>) -> std::io::Result<Option<u64>> {
     match (changes, file) {
         (Some((path, w)), Some(f)) => {
             w.flush().map_err(|e| io_context(path, e))?;

@@ -146,13 +146,14 @@ impl RowSink {
             }
         }
         let mut lines = 0u64;
+        let epoch_text = epoch.to_string();
         for (row, diff) in merged {
             let sign: i8 = if diff > 0 { 1 } else { -1 };
             let copies = diff.unsigned_abs() as u64;
             lines += copies;
             if let (Some((path, w)), true) = (&mut self.changes, write) {
                 self.line.clear();
-                self.format.push_change_line(&mut self.line, epoch, &row.0, &row.1, sign);
+                self.format.push_change_line_at(&mut self.line, &epoch_text, &row.0, &row.1, sign);
                 for _ in 0..copies {
                     w.write_all(self.line.as_bytes()).map_err(|e| io_context(path, e))?;
                 }

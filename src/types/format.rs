@@ -106,11 +106,25 @@ impl RowFormat {
 
     /// Appends the change-log line of one change (with its line break) to `out`.
     pub fn push_change_line(self, out: &mut String, epoch: crate::types::Time, key: &str, value: &str, diff: i8) {
-        use std::fmt::Write;
-        let _ = match self {
-            RowFormat::Text => writeln!(out, "{epoch} {key} {value} {diff}"),
-            RowFormat::Json => writeln!(out, "{{\"epoch\":{epoch},\"key\":{key},\"value\":{value},\"diff\":{diff}}}"),
-        };
+        self.push_change_line_at(out, &epoch.to_string(), key, value, diff);
+    }
+
+    /// Like [`RowFormat::push_change_line`] with the epoch's text given (written once for all of
+    /// an epoch's lines).
+    pub fn push_change_line_at(self, out: &mut String, epoch: &str, key: &str, value: &str, diff: i8) {
+        let diff = if diff > 0 { "1" } else { "-1" };
+        match self {
+            RowFormat::Text => {
+                for part in [epoch, " ", key, " ", value, " ", diff, "\n"] {
+                    out.push_str(part);
+                }
+            }
+            RowFormat::Json => {
+                for part in ["{\"epoch\":", epoch, ",\"key\":", key, ",\"value\":", value, ",\"diff\":", diff, "}\n"] {
+                    out.push_str(part);
+                }
+            }
+        }
     }
 
     /// The result-file line of one record (with its line break).
