@@ -540,3 +540,65 @@ fn a_job_reads_typed_outputs_decoded_at_every_epoch() {
         job.shutdown().unwrap();
     }
 }
+
+/// A record an output cannot write (a `Display` text with a line break, a JSON map with
+/// non-string keys) is an error of the run at the epoch it appears in: the run stops there with a
+/// message naming the output, nothing of that epoch is written, with 1 and 2 workers.
+#[test]
+fn a_record_that_cannot_be_written_stops_the_run_at_its_epoch() {
+    use ripples::types::Update;
+    // Epoch 0: 1->2, epoch 1: 2->3, epoch 2: 7->7 (the self-loop renders badly).
+    let stream = |batch| ripples::driver::MemoryStream {
+        initial: vec![(1, 2, None)],
+        updates: vec![Update::insert(2, 3), Update::insert(7, 7)],
+        batch,
+        ..Default::default()
+    };
+    for workers in [1, 2] {
+        let text = typed("text", |input, out| {
+            out.display(
+                "out",
+                input.edges.map(|(s, d, _)| (s, if s == d { format!("{s}\nloop") } else { d.to_string() })),
+            );
+            Ok::<(), String>(())
+        });
+        let json = typed("json", |input, out| {
+            out.json(
+                "out",
+                input.edges.map(|(s, d, _)| {
+                    let mut m = BTreeMap::new();
+                    if s == d {
+                        m.insert((s, d), 1u64);
+                    }
+                    (s, m)
+                }),
+            );
+            Ok::<(), String>(())
+        });
+        for (name, dataflow, message) in [
+            (
+                "text",
+                Box::new(text) as Box<dyn ripples::dataflow::Algorithm>,
+                "output 'out': record \"7\" \"7\\nloop\" holds a line break",
+            ),
+            ("json", Box::new(json), "output 'out': a record cannot be written as JSON: key must be a string"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let changes = dir.path().join("c");
+            let options = RunOptions { changes: Some(changes.clone()), ..RunOptions::memory(stream(1), workers) };
+            match driver::run_many(options, vec![dataflow]) {
+                Err(RunError::Dataflow { algorithm, epoch, message: m }) => {
+                    assert_eq!((algorithm.as_str(), epoch), (name, 2), "{name} workers {workers}");
+                    assert_eq!(m, message, "{name} workers {workers}");
+                }
+                other => panic!("{name} workers {workers}: {other:?}"),
+            }
+            let log = std::fs::read_to_string(&changes).unwrap();
+            let epochs: Vec<&str> = log
+                .lines()
+                .map(|l| l.split([' ', ',', ':']).nth(if name == "text" { 0 } else { 1 }).unwrap())
+                .collect();
+            assert_eq!(epochs, ["0", "1"], "{name} workers {workers}: only epochs 0 and 1 written:\n{log}");
+        }
+    }
+}

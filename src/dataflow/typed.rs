@@ -228,7 +228,7 @@ impl<'a> Outputs<'a> {
         V: Data + Display,
     {
         let output = name.to_string();
-        let rendered = collection.map(move |(k, v)| {
+        let rendered = render_split(collection, move |k, v| {
             let (key, value) = (k.to_string(), v.to_string());
             if key.contains('\n') || value.contains('\n') {
                 Err(format!("output '{output}': record {key:?} {value:?} holds a line break"))
@@ -266,10 +266,11 @@ impl<'a> Outputs<'a> {
         V: Data + Serialize,
     {
         let output = name.to_string();
-        let rendered = collection.map(move |(k, v)| match (serde_json::to_string(&k), serde_json::to_string(&v)) {
-            (Ok(key), Ok(value)) => Ok((key, value)),
-            (Err(e), _) | (_, Err(e)) => Err(format!("output '{output}': a record cannot be written as JSON: {e}")),
-        });
+        let rendered =
+            render_split(collection, move |k, v| match (serde_json::to_string(&k), serde_json::to_string(&v)) {
+                (Ok(key), Ok(value)) => Ok((key, value)),
+                (Err(e), _) | (_, Err(e)) => Err(format!("output '{output}': a record cannot be written as JSON: {e}")),
+            });
         self.add_rendered(name, RowFormat::Json, (ColumnType::Text, ColumnType::Text), rendered)
     }
 
@@ -338,21 +339,68 @@ impl<'a> Outputs<'a> {
         name: &str,
         format: RowFormat,
         columns: (ColumnType, ColumnType),
-        rendered: VecCollection<'a, Time, Result<Row, String>, Diff>,
+        (rows, errors): (RowCollection<'a>, ErrorCollection<'a>),
     ) -> &mut Self {
-        use differential_dataflow::AsCollection;
-        use timely::dataflow::operators::vec::Partition;
-        // The rendered records are moved, not copied, into the rows and the errors.
-        let mut parts = rendered
-            .inner
-            .partition(2, |(r, t, d): (Result<Row, String>, Time, Diff)| (u64::from(r.is_err()), (r, t, d)));
-        let (errors, rows) = match (parts.pop(), parts.pop()) {
-            (Some(errors), Some(rows)) => (errors.as_collection(), rows.as_collection()),
-            _ => unreachable!("partition into 2 makes 2 streams"),
-        };
-        self.errors(errors.flat_map(Result::err));
-        self.add_rows(name, format, columns, rows.flat_map(Result::ok))
+        self.errors(errors);
+        self.add_rows(name, format, columns, rows)
     }
+}
+
+/// Renders every record of `collection` with `render` in one operator, on the worker that holds
+/// it: the rendered rows and the render errors, each moved into its own collection.
+fn render_split<'a, K, V, F>(
+    collection: VecCollection<'a, Time, (K, V), Diff>,
+    render: F,
+) -> (RowCollection<'a>, ErrorCollection<'a>)
+where
+    K: Data,
+    V: Data,
+    F: Fn(K, V) -> Result<Row, String> + 'static,
+{
+    use differential_dataflow::AsCollection;
+    use timely::container::{CapacityContainerBuilder, ContainerBuilder, PushInto};
+    use timely::dataflow::channels::pact::Pipeline;
+    use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+    use timely::progress::operate::FrontierInterest;
+    let stream = collection.inner;
+    let mut builder = OperatorBuilder::new("Render".to_owned(), stream.scope());
+    let mut input = builder.new_input(stream, Pipeline);
+    builder.set_notify_for(0, FrontierInterest::Never);
+    let (mut rows_out, rows) = builder.new_output::<Vec<(Row, Time, Diff)>>();
+    let (mut errors_out, errors) = builder.new_output::<Vec<(String, Time, Diff)>>();
+    builder.build(move |_| {
+        let mut rows_cb = CapacityContainerBuilder::<Vec<(Row, Time, Diff)>>::default();
+        let mut errors_cb = CapacityContainerBuilder::<Vec<(String, Time, Diff)>>::default();
+        move |_frontiers| {
+            let mut rows_h = rows_out.activate();
+            let mut errors_h = errors_out.activate();
+            input.for_each(|cap, data| {
+                for ((k, v), t, d) in data.drain(..) {
+                    match render(k, v) {
+                        Ok(row) => {
+                            rows_cb.push_into((row, t, d));
+                            while let Some(container) = rows_cb.extract() {
+                                rows_h.give(&cap, container);
+                            }
+                        }
+                        Err(e) => {
+                            errors_cb.push_into((e, t, d));
+                            while let Some(container) = errors_cb.extract() {
+                                errors_h.give(&cap, container);
+                            }
+                        }
+                    }
+                }
+                while let Some(container) = rows_cb.finish() {
+                    rows_h.give(&cap, container);
+                }
+                while let Some(container) = errors_cb.finish() {
+                    errors_h.give(&cap, container);
+                }
+            });
+        }
+    });
+    (rows.as_collection(), errors.as_collection())
 }
 
 /// The SQL type a `Display` key or value of type `T` is served as ([`Float`] too is a float).
