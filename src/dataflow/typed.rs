@@ -24,20 +24,24 @@
 //! to the length the state directory's mark records for it (by output name), the recovered
 //! epochs are recomputed without being written again, and the run appends after the last
 //! durable epoch (`--changes -` included), ending byte-identical to an uninterrupted run
-//! (`tests/typed_resume.rs`, SIGKILL trials).
+//! (`tests/typed_program.rs`, SIGKILL trials).
 //!
 //! **Cost.** Each typed output is rendered to text inside the dataflow, on the worker that holds
-//! the record (one `map` per output: the only code instantiated for `K, V`); the driver, the
-//! exchange to the writing worker and the sinks see one row type, `(String, String)`. Every output
-//! change therefore allocates its key and value text and ships them to the writer, where the
-//! `(vertex, u64)` path ships two integers. Measured (release, 1 worker, out-degree of an R-MAT
-//! scale-14 graph under 300,000 updates in epochs of 1,000, 200,916 output changes, change log
-//! written; a shared 2-core machine at load 11-12, median of 5 runs): 1.23 M updates/s as
-//! `(vertex, u64)`, 0.52 M through [`Outputs::display`], 0.57 M through [`Outputs::json`], the
-//! same values; an output-heavy dataflow pays up to ~2.4x, one whose work is not in its output
-//! changes pays little. Rows are consolidated and ordered by their text (byte
-//! order of the rendered key, then retractions before insertions, then the rendered value), not by
-//! `K`'s own order; two values that render alike are one row.
+//! the record, by one operator per output (`Render`, the only code instantiated for `K, V`: it
+//! moves each record's text into the rows or, when it cannot be written, into the errors); the
+//! driver, the exchange to the writing worker and the sinks see one row type, `(String, String)`,
+//! and the sink writes each change line into one reused buffer. Every output change therefore
+//! allocates its key and value text and ships them to the writer, where the `(vertex, u64)` path
+//! ships two integers. Measured (release, out-degree of an R-MAT scale-14 graph, `ripples gen
+//! rmat --scale 14`, under 300,000 updates, `ripples gen updates --count 300000
+//! --delete-fraction 0.5`, in epochs of 1,000: 540,483 output changes, change log written; a
+//! shared 2-core machine at load 4-5, median of 3 alternating runs; `tests/typed_program.rs`
+//! hosts the three forms): with 1 worker 1.17 M updates/s as `(vertex, u64)`, 0.98 M through
+//! [`Outputs::display`] (1.20x), 1.00 M through [`Outputs::json`] (1.18x); with 2 workers, which
+//! the load left no core of their own, 0.24 M, 0.22 M and 0.23 M. An output-heavy dataflow pays
+//! that much, one whose work is not in its output changes pays little. Rows are consolidated and
+//! ordered by their text (byte order of the rendered key, then retractions before insertions,
+//! then the rendered value), not by `K`'s own order; two values that render alike are one row.
 //!
 //! **Served.** With `--serve`, output `NAME` of dataflow `DF` is the table `DF_NAME` (`-` and
 //! `.` written `_`) with columns `key` and `value`, typed from the Rust types: integers BIGINT,
