@@ -270,8 +270,7 @@ fn open_writer(
     expected: u64,
 ) -> Result<Option<Writer>, RunError> {
     let created = (worker.index() == 0).then(|| {
-        let resume =
-            Resume::plan(live.and_then(|l| l.state_dir.as_deref()), live.and_then(|l| l.written_through))?;
+        let resume = Resume::plan(live.and_then(|l| l.state_dir.as_deref()), live.and_then(|l| l.written_through))?;
         Writer::create(options, plans, resume, expected)
     });
     let failure = created.as_ref().and_then(|c| c.as_ref().err()).map(|e| e.to_string());
