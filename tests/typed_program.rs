@@ -8,7 +8,7 @@
 //! runs) and end byte-identical to an uninterrupted run of the same epochs from a file. With
 //! `--restart`, in a two-process cluster whose process 1 is killed, process 0 restarts by itself
 //! and the files equal one process's. From a file, two workers and two processes write what one
-//! worker writes.
+//! worker writes; with `--tumbling` each window's fold of the change log is that window's alone.
 //!
 //! **Served.** With `--follow` and `--serve`, every typed output is a table `deg_OUTPUT` with
 //! columns `key` and `value` typed from the Rust types: psql reads each epoch `AS OF` it and
@@ -384,6 +384,48 @@ fn workers_and_processes_write_what_one_worker_does() {
     }
 }
 
+/// `--tumbling`: event-time windows with a typed output; folding the change log (labelled with
+/// window starts) up to each window's start gives that window's out-degrees alone.
+fn tumbling_windows_with_a_typed_output() {
+    const SPAN: u64 = 4;
+    let seed = 7700;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let files = Files::new();
+    // Insertions with non-decreasing event times 0, 0, 0, 1, ... (three per time unit).
+    let updates: Vec<(u64, u64, u64)> = (0..60).map(|i| (rng.gen_range(0..8), rng.gen_range(0..8), i / 3)).collect();
+    let text: String = updates.iter().map(|(s, d, t)| format!("+ {s} {d} @{t}\n")).collect();
+    let path = files.write("timed.txt", &text);
+    let changes = files.path("c.txt");
+    let out = program("one")
+        .args([
+            "--updates",
+            &s(&path),
+            "--batch",
+            "5",
+            "--tumbling",
+            &SPAN.to_string(),
+            "--changes",
+            &s(&changes),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "seed {seed}: {}", String::from_utf8_lossy(&out.stderr));
+    let log = text_changes(&read(&changes));
+    assert!(log.iter().all(|c| c.0 % SPAN == 0), "seed {seed}: a change line not at a window start: {log:?}");
+    let last = updates.last().unwrap().2 / SPAN;
+    let states = states(&log, last * SPAN);
+    for w in 0..=last {
+        let mut want: BTreeMap<u64, u64> = BTreeMap::new();
+        for (s, _, t) in &updates {
+            if t / SPAN == w {
+                *want.entry(*s).or_default() += 1;
+            }
+        }
+        assert_eq!(states[(w * SPAN) as usize], want, "seed {seed}: window {w}");
+    }
+}
+
 /// A state directory whose mark does not record a change log the run writes (the first run had
 /// other outputs): a clear error, exit status 2, the file untouched.
 fn a_mark_without_the_output_is_refused() {
@@ -634,6 +676,7 @@ fn main() {
         ),
         ("restart_flag_two_processes_equal_one", Box::new(restart_flag_two_processes)),
         ("a_mark_without_the_output_is_refused", Box::new(a_mark_without_the_output_is_refused)),
+        ("tumbling_windows_with_a_typed_output", Box::new(tumbling_windows_with_a_typed_output)),
         (
             "workers_and_processes_write_what_one_worker_does",
             Box::new(workers_and_processes_write_what_one_worker_does),
