@@ -35,13 +35,14 @@
 //! ships two integers. Measured (release, out-degree of an R-MAT scale-14 graph, `ripples gen
 //! rmat --scale 14`, under 300,000 updates, `ripples gen updates --count 300000
 //! --delete-fraction 0.5`, in epochs of 1,000: 540,483 output changes, change log written; a
-//! shared 2-core machine at load 4-5, median of 3 alternating runs; `tests/typed_program.rs`
-//! hosts the three forms): with 1 worker 1.17 M updates/s as `(vertex, u64)`, 0.98 M through
-//! [`Outputs::display`] (1.20x), 1.00 M through [`Outputs::json`] (1.18x); with 2 workers, which
-//! the load left no core of their own, 0.24 M, 0.22 M and 0.23 M. An output-heavy dataflow pays
-//! that much, one whose work is not in its output changes pays little. Rows are consolidated and
-//! ordered by their text (byte order of the rendered key, then retractions before insertions,
-//! then the rendered value), not by `K`'s own order; two values that render alike are one row.
+//! shared 2-core machine at load 2.7-3.4, median of 5 alternating runs; `tests/typed_program.rs`
+//! hosts the three forms): with 1 worker 1.19 M updates/s as `(vertex, u64)`, 1.00 M through
+//! [`Outputs::display`] (1.19x), 1.04 M through [`Outputs::json`] (1.15x); with 2 workers 1.63 M,
+//! 1.04 M (1.56x) and 0.92 M (1.78x) (one worker, the writing one, sorts and writes every row's
+//! text). An output-heavy dataflow pays that much, one whose work is not in its output changes
+//! pays little. Rows are consolidated and ordered by their text (byte order of the rendered key,
+//! then retractions before insertions, then the rendered value), not by `K`'s own order; two
+//! values that render alike are one row.
 //!
 //! **Served.** With `--serve`, output `NAME` of dataflow `DF` is the table `DF_NAME` (`-` and
 //! `.` written `_`) with columns `key` and `value`, typed from the Rust types: integers BIGINT,
