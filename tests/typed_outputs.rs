@@ -479,3 +479,126 @@ fn the_readme_example_runs() {
     assert_eq!(read(dir.path(), "degree.both.out"), "{\"key\":1,\"value\":[1,1]}\n{\"key\":2,\"value\":[1,1]}\n");
     assert_eq!(read(dir.path(), "degree.ratio.out"), "1 5e-1\n2 5e-1\n");
 }
+
+/// A `Job` reads a typed dataflow's outputs: the current rows of each output decoded to the
+/// dataflow's types (a `Display` output as numbers, a JSON output into a struct), and each epoch's
+/// changes, folded, equal to the plain computation at every epoch, with 1 and 2 workers.
+#[test]
+fn a_job_reads_typed_outputs_decoded_at_every_epoch() {
+    #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+    struct Degrees {
+        out: u64,
+        r#in: u64,
+    }
+    for workers in [1, 2] {
+        let s = random_stream(SEED, 30, 0, 12, 8);
+        let dataflow = typed("deg", |input, out| {
+            let both = degrees(input);
+            out.display("out", both.clone().map(|(v, (o, _))| (v, o)));
+            out.json("both", both.map(|(v, (o, i))| (format!("v{v}"), Degrees { out: o, r#in: i })));
+            Ok::<(), String>(())
+        });
+        let mut job = ripples::job::Job::builder().algorithm(dataflow).workers(workers).changes().start().unwrap();
+        let counts = edge_counts_per_epoch(&s);
+        let mut folded: BTreeMap<(String, Degrees), i64> = BTreeMap::new();
+        for (i, updates) in s.epochs.iter().enumerate() {
+            for u in updates {
+                if u.diff > 0 {
+                    job.insert(u.src, u.dst).unwrap();
+                } else {
+                    job.remove(u.src, u.dst).unwrap();
+                }
+            }
+            let e = job.commit().unwrap();
+            job.wait(e).unwrap();
+            let want = oracle_degrees(&counts[i + 1]);
+            let ctx = format!("seed {SEED} workers {workers} epoch {e}");
+            let got: BTreeMap<u64, u64> = job.rows_as::<u64, u64>("deg.out").unwrap().into_iter().collect();
+            let outs: BTreeMap<u64, u64> = want.iter().map(|(v, (o, _))| (*v, *o)).collect();
+            assert_eq!(got, outs, "{ctx}: deg.out");
+            let want_both: BTreeMap<String, Degrees> =
+                want.iter().map(|(v, (o, i))| (format!("v{v}"), Degrees { out: *o, r#in: *i })).collect();
+            let got: BTreeMap<String, Degrees> = job.rows_as("deg.both").unwrap().into_iter().collect();
+            assert_eq!(got, want_both, "{ctx}: deg.both");
+            // Each epoch's changes, delivered through the channel, folded.
+            // (Epoch 0, the empty initial graph, comes first.)
+            loop {
+                let changes = job.changes().unwrap().recv().unwrap();
+                for c in changes.rows_as::<String, Degrees>("deg.both").unwrap() {
+                    assert_eq!(c.epoch, changes.epoch, "{ctx}");
+                    *folded.entry((c.key, c.value)).or_default() += c.diff as i64;
+                }
+                if changes.epoch == e {
+                    break;
+                }
+            }
+            folded.retain(|_, n| *n != 0);
+            let from_changes: BTreeMap<String, Degrees> = folded.keys().cloned().collect();
+            assert_eq!(from_changes, want_both, "{ctx}: deg.both from the changes");
+        }
+        assert!(matches!(job.rows("nope.out"), Err(ripples::job::JobError::UnknownOutput(_))));
+        job.shutdown().unwrap();
+    }
+}
+
+/// A record an output cannot write (a `Display` text with a line break, a JSON map with
+/// non-string keys) is an error of the run at the epoch it appears in: the run stops there with a
+/// message naming the output, nothing of that epoch is written, with 1 and 2 workers.
+#[test]
+fn a_record_that_cannot_be_written_stops_the_run_at_its_epoch() {
+    use ripples::types::Update;
+    // Epoch 0: 1->2, epoch 1: 2->3, epoch 2: 7->7 (the self-loop renders badly).
+    let stream = |batch| ripples::driver::MemoryStream {
+        initial: vec![(1, 2, None)],
+        updates: vec![Update::insert(2, 3), Update::insert(7, 7)],
+        batch,
+        ..Default::default()
+    };
+    for workers in [1, 2] {
+        let text = typed("text", |input, out| {
+            out.display(
+                "out",
+                input.edges.map(|(s, d, _)| (s, if s == d { format!("{s}\nloop") } else { d.to_string() })),
+            );
+            Ok::<(), String>(())
+        });
+        let json = typed("json", |input, out| {
+            out.json(
+                "out",
+                input.edges.map(|(s, d, _)| {
+                    let mut m = BTreeMap::new();
+                    if s == d {
+                        m.insert((s, d), 1u64);
+                    }
+                    (s, m)
+                }),
+            );
+            Ok::<(), String>(())
+        });
+        for (name, dataflow, message) in [
+            (
+                "text",
+                Box::new(text) as Box<dyn ripples::dataflow::Algorithm>,
+                "output 'out': record \"7\" \"7\\nloop\" holds a line break",
+            ),
+            ("json", Box::new(json), "output 'out': a record cannot be written as JSON: key must be a string"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let changes = dir.path().join("c");
+            let options = RunOptions { changes: Some(changes.clone()), ..RunOptions::memory(stream(1), workers) };
+            match driver::run_many(options, vec![dataflow]) {
+                Err(RunError::Dataflow { algorithm, epoch, message: m }) => {
+                    assert_eq!((algorithm.as_str(), epoch), (name, 2), "{name} workers {workers}");
+                    assert_eq!(m, message, "{name} workers {workers}");
+                }
+                other => panic!("{name} workers {workers}: {other:?}"),
+            }
+            let log = std::fs::read_to_string(&changes).unwrap();
+            let epochs: Vec<&str> = log
+                .lines()
+                .map(|l| l.split([' ', ',', ':']).nth(if name == "text" { 0 } else { 1 }).unwrap())
+                .collect();
+            assert_eq!(epochs, ["0", "1"], "{name} workers {workers}: only epochs 0 and 1 written:\n{log}");
+        }
+    }
+}

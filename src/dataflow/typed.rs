@@ -19,21 +19,41 @@
 //!
 //! Files: output `NAME` of dataflow `DF` is written to `DIR/DF.NAME.out` and
 //! `DIR/DF.NAME.changes` with `--output-dir DIR`; a dataflow with a single output may use
-//! `--output` and `--changes` instead.
+//! `--output` and `--changes` instead. With a state directory (`--state-dir`) the typed change
+//! logs continue across a resume and a `--restart` exactly as the built-ins' do: each is cut back
+//! to the length the state directory's mark records for it (by output name), the recovered
+//! epochs are recomputed without being written again, and the run appends after the last
+//! durable epoch (`--changes -` included), ending byte-identical to an uninterrupted run
+//! (`tests/typed_program.rs`, SIGKILL trials).
 //!
 //! **Cost.** Each typed output is rendered to text inside the dataflow, on the worker that holds
-//! the record (one `map` per output: the only code instantiated for `K, V`); the driver, the
-//! exchange to the writing worker and the sinks see one row type, `(String, String)`. Every output
-//! change therefore allocates its key and value text and ships them to the writer, where the
-//! `(vertex, u64)` path ships two integers. Measured (release, 1 worker, out-degree of an R-MAT
-//! scale-14 graph under 300,000 updates in epochs of 1,000, 200,916 output changes, change log
-//! written; a shared 2-core machine at load 11-12, median of 5 runs): 1.23 M updates/s as
-//! `(vertex, u64)`, 0.52 M through [`Outputs::display`], 0.57 M through [`Outputs::json`], the
-//! same values; an output-heavy dataflow pays up to ~2.4x, one whose work is not in its output
-//! changes pays little. Rows are consolidated and ordered by their text (byte
-//! order of the rendered key, then retractions before insertions, then the rendered value), not by
-//! `K`'s own order; two values that render alike are one row. The observers (`--serve`, the
-//! embedded job) see the `(vertex, u64)` outputs only: typed outputs are not served.
+//! the record, by one operator per output (`Render`, the only code instantiated for `K, V`: it
+//! moves each record's text into the rows or, when it cannot be written, into the errors); the
+//! driver, the exchange to the writing worker and the sinks see one row type, `(String, String)`,
+//! and the sink writes each change line into one reused buffer. Every output change therefore
+//! allocates its key and value text and ships them to the writer, where the `(vertex, u64)` path
+//! ships two integers. Measured (release, out-degree of an R-MAT scale-14 graph, `ripples gen
+//! rmat --scale 14`, under 300,000 updates, `ripples gen updates --count 300000
+//! --delete-fraction 0.5`, in epochs of 1,000: 540,483 output changes, change log written; a
+//! shared 2-core machine at load 2.7-3.4, median of 5 alternating runs; `tests/typed_program.rs`
+//! hosts the three forms): with 1 worker 1.19 M updates/s as `(vertex, u64)`, 1.00 M through
+//! [`Outputs::display`] (1.19x), 1.04 M through [`Outputs::json`] (1.15x); with 2 workers 1.63 M,
+//! 1.04 M (1.56x) and 0.92 M (1.78x) (one worker, the writing one, sorts and writes every row's
+//! text). An output-heavy dataflow pays that much, one whose work is not in its output changes
+//! pays little. Rows are consolidated and ordered by their text (byte order of the rendered key,
+//! then retractions before insertions, then the rendered value), not by `K`'s own order; two
+//! values that render alike are one row.
+//!
+//! **Served.** With `--serve`, output `NAME` of dataflow `DF` is the table `DF_NAME` (`-` and
+//! `.` written `_`) with columns `key` and `value`, typed from the Rust types: integers BIGINT,
+//! `f32`/`f64`/[`Float`] DOUBLE PRECISION, anything else (strings, other `Display` values) TEXT;
+//! a [`Outputs::json`] output's key and value are TEXT holding the JSON (SQLite's `json_extract`
+//! reads it). `AS OF`, `SUBSCRIBE`, the `changes` view (the key in its `vertex` column) and
+//! psql's `\d` work as for the built-ins' tables; an integer outside BIGINT stops the run with
+//! an error naming the output, the key or value and the epoch. An embedded
+//! [`Job`](crate::job::Job) reads the current rows of output `DF.NAME` as text
+//! (`Job::rows`) or decoded to the dataflow's own types where they implement `Deserialize`
+//! (`Job::rows_as`), and each epoch's changes (`EpochChanges::rows_as`).
 //!
 //! ```
 //! use ripples::dataflow::typed::{typed, Float};
@@ -69,7 +89,7 @@ use differential_dataflow::{Data, VecCollection};
 use serde::Serialize;
 
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
-pub use crate::types::format::RowFormat;
+pub use crate::types::format::{ColumnType, RowFormat};
 use crate::types::{Diff, Time};
 
 /// A rendered output record: the key's text and the value's text.
@@ -121,6 +141,8 @@ pub struct RowOutput<'a> {
     pub name: String,
     /// How it is written.
     pub format: RowFormat,
+    /// The SQL types its key and value are served as (`--serve`).
+    pub columns: (ColumnType, ColumnType),
     /// Its rendered records.
     pub rows: RowCollection<'a>,
 }
@@ -211,7 +233,7 @@ impl<'a> Outputs<'a> {
         V: Data + Display,
     {
         let output = name.to_string();
-        let rendered = collection.map(move |(k, v)| {
+        let rendered = render_split(collection, move |k, v| {
             let (key, value) = (k.to_string(), v.to_string());
             if key.contains('\n') || value.contains('\n') {
                 Err(format!("output '{output}': record {key:?} {value:?} holds a line break"))
@@ -219,7 +241,7 @@ impl<'a> Outputs<'a> {
                 Ok((key, value))
             }
         });
-        self.add_rendered(name, RowFormat::Text, rendered)
+        self.add_rendered(name, RowFormat::Text, (column::<K>(), column::<V>()), rendered)
     }
 
     /// Adds output `name`, written as JSON lines by serde. A record serde cannot write (a map
@@ -249,21 +271,33 @@ impl<'a> Outputs<'a> {
         V: Data + Serialize,
     {
         let output = name.to_string();
-        let rendered = collection.map(move |(k, v)| match (serde_json::to_string(&k), serde_json::to_string(&v)) {
-            (Ok(key), Ok(value)) => Ok((key, value)),
-            (Err(e), _) | (_, Err(e)) => Err(format!("output '{output}': a record cannot be written as JSON: {e}")),
-        });
-        self.add_rendered(name, RowFormat::Json, rendered)
+        let rendered =
+            render_split(collection, move |k, v| match (serde_json::to_string(&k), serde_json::to_string(&v)) {
+                (Ok(key), Ok(value)) => Ok((key, value)),
+                (Err(e), _) | (_, Err(e)) => Err(format!("output '{output}': a record cannot be written as JSON: {e}")),
+            });
+        self.add_rendered(name, RowFormat::Json, (ColumnType::Text, ColumnType::Text), rendered)
     }
 
-    /// Adds already rendered rows as output `name` (the text is written as given).
+    /// Adds already rendered rows as output `name` (the text is written as given, and served as
+    /// TEXT).
     pub fn rows(&mut self, name: &str, format: RowFormat, rows: RowCollection<'a>) -> &mut Self {
+        self.add_rows(name, format, (ColumnType::Text, ColumnType::Text), rows)
+    }
+
+    fn add_rows(
+        &mut self,
+        name: &str,
+        format: RowFormat,
+        columns: (ColumnType, ColumnType),
+        rows: RowCollection<'a>,
+    ) -> &mut Self {
         if name.is_empty() || name.contains(['/', '\\', '\n']) || name.starts_with('.') {
             self.problem.get_or_insert_with(|| format!("output name {name:?} cannot name a file"));
         } else if self.rows.iter().any(|o| o.name == name) {
             self.problem.get_or_insert_with(|| format!("output '{name}' is given twice"));
         }
-        self.rows.push(RowOutput { name: name.to_string(), format, rows });
+        self.rows.push(RowOutput { name: name.to_string(), format, columns, rows });
         self
     }
 
@@ -309,11 +343,77 @@ impl<'a> Outputs<'a> {
         &mut self,
         name: &str,
         format: RowFormat,
-        rendered: VecCollection<'a, Time, Result<Row, String>, Diff>,
+        columns: (ColumnType, ColumnType),
+        (rows, errors): (RowCollection<'a>, ErrorCollection<'a>),
     ) -> &mut Self {
-        let rows = rendered.clone().flat_map(Result::ok);
-        self.errors(rendered.flat_map(Result::err));
-        self.rows(name, format, rows)
+        self.errors(errors);
+        self.add_rows(name, format, columns, rows)
+    }
+}
+
+/// Renders every record of `collection` with `render` in one operator, on the worker that holds
+/// it: the rendered rows and the render errors, each moved into its own collection.
+fn render_split<'a, K, V, F>(
+    collection: VecCollection<'a, Time, (K, V), Diff>,
+    render: F,
+) -> (RowCollection<'a>, ErrorCollection<'a>)
+where
+    K: Data,
+    V: Data,
+    F: Fn(K, V) -> Result<Row, String> + 'static,
+{
+    use differential_dataflow::AsCollection;
+    use timely::container::{CapacityContainerBuilder, ContainerBuilder, PushInto};
+    use timely::dataflow::channels::pact::Pipeline;
+    use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+    use timely::progress::operate::FrontierInterest;
+    let stream = collection.inner;
+    let mut builder = OperatorBuilder::new("Render".to_owned(), stream.scope());
+    let mut input = builder.new_input(stream, Pipeline);
+    builder.set_notify_for(0, FrontierInterest::Never);
+    let (mut rows_out, rows) = builder.new_output::<Vec<(Row, Time, Diff)>>();
+    let (mut errors_out, errors) = builder.new_output::<Vec<(String, Time, Diff)>>();
+    builder.build(move |_| {
+        let mut rows_cb = CapacityContainerBuilder::<Vec<(Row, Time, Diff)>>::default();
+        let mut errors_cb = CapacityContainerBuilder::<Vec<(String, Time, Diff)>>::default();
+        move |_frontiers| {
+            let mut rows_h = rows_out.activate();
+            let mut errors_h = errors_out.activate();
+            input.for_each(|cap, data| {
+                for ((k, v), t, d) in data.drain(..) {
+                    match render(k, v) {
+                        Ok(row) => {
+                            rows_cb.push_into((row, t, d));
+                            while let Some(container) = rows_cb.extract() {
+                                rows_h.give(&cap, container);
+                            }
+                        }
+                        Err(e) => {
+                            errors_cb.push_into((e, t, d));
+                            while let Some(container) = errors_cb.extract() {
+                                errors_h.give(&cap, container);
+                            }
+                        }
+                    }
+                }
+                while let Some(container) = rows_cb.finish() {
+                    rows_h.give(&cap, container);
+                }
+                while let Some(container) = errors_cb.finish() {
+                    errors_h.give(&cap, container);
+                }
+            });
+        }
+    });
+    (rows.as_collection(), errors.as_collection())
+}
+
+/// The SQL type a `Display` key or value of type `T` is served as ([`Float`] too is a float).
+fn column<T: 'static>() -> ColumnType {
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<Float>() {
+        ColumnType::Float
+    } else {
+        ColumnType::of::<T>()
     }
 }
 

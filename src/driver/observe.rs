@@ -6,7 +6,8 @@
 //!
 //! Only the writing worker (worker 0 of process 0) calls observers, in epoch order, right after
 //! the epoch's changes reached the change log: an observer sees exactly the change log's lines
-//! (consolidated, per key retractions before insertions, one [`Change`] per line) and the
+//! (consolidated, per key retractions before insertions, one [`Change`] per line; a typed
+//! output's as [`RowChange`]s, rendered text with the SQL types of [`RowOutputInfo`]) and the
 //! epoch's [`EpochStats`]. With event-time windows one call covers every event time the epoch
 //! completed, each change labelled with its own time, as in the change log.
 //!
@@ -33,8 +34,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::sinks::{Change, RunSummary};
-use crate::types::format::ValueFormat;
+use crate::sinks::{Change, RowChange, RunSummary};
+use crate::types::format::{ColumnType, RowFormat, ValueFormat};
 use crate::types::stats::EpochStats;
 use crate::types::Time;
 
@@ -45,6 +46,17 @@ pub struct OutputInfo {
     pub name: String,
     /// How its values are written (integers, floats stored as bits).
     pub format: ValueFormat,
+}
+
+/// One typed output of the run ([`crate::dataflow::typed`]), as observers are told at the start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RowOutputInfo {
+    /// `DATAFLOW.OUTPUT` (its files are `DATAFLOW.OUTPUT.changes` and `.out`).
+    pub name: String,
+    /// How its rows are rendered: `Display` text or JSON.
+    pub format: RowFormat,
+    /// The SQL types of its key and value (from the Rust types; JSON is text).
+    pub columns: (ColumnType, ColumnType),
 }
 
 /// What a live run's front end reports once it has started (before any epoch completes).
@@ -67,6 +79,9 @@ pub struct EpochView<'a> {
     pub stats: &'a EpochStats,
     /// Per algorithm, in the run's order: this epoch's changes, exactly the change log's lines.
     pub changes: &'a [Vec<Change>],
+    /// Per typed output, in the order [`Observer::start_rows`] gave: this epoch's changes,
+    /// exactly its change log's lines (rendered text).
+    pub rows: &'a [Vec<RowChange>],
     /// The epoch was already written before a restart and is replayed to rebuild the result;
     /// its changes are in the change log already.
     pub replayed: bool,
@@ -77,6 +92,12 @@ pub trait Observer: Send {
     /// Called once before the first epoch with the run's outputs.
     fn start(&mut self, outputs: &[OutputInfo]) -> Result<(), String> {
         let _ = outputs;
+        Ok(())
+    }
+    /// Called once before the first epoch, right after [`Observer::start`], with the run's typed
+    /// outputs (none for the built-in algorithms).
+    fn start_rows(&mut self, rows: &[RowOutputInfo]) -> Result<(), String> {
+        let _ = rows;
         Ok(())
     }
     /// Live runs: called once the front end has started (in process 0).
@@ -135,8 +156,8 @@ impl Observers {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn start(&self, outputs: &[OutputInfo]) -> Result<(), String> {
-        self.lock().iter_mut().try_for_each(|o| o.start(outputs))
+    pub(crate) fn start(&self, outputs: &[OutputInfo], rows: &[RowOutputInfo]) -> Result<(), String> {
+        self.lock().iter_mut().try_for_each(|o| o.start(outputs).and_then(|()| o.start_rows(rows)))
     }
 
     pub(crate) fn live_started(&self, started: &LiveStarted) {

@@ -6,11 +6,12 @@
 //! the directory's mark (`changes.mark`: the last epoch and the log's length then). On a restart
 //! a [`Resume`] decides, in one place:
 //!
-//! * where the change log is cut back to ([`Resume::changes_offset`]): the recorded length, or,
+//! * where each change log is cut back to ([`Resume::changes_offset`]): the recorded length, or,
 //!   when the front end had to cut the durable epochs back below the mark (a torn log tail), the
 //!   end of the last epoch it kept; a change log without a mark starts empty;
 //! * which epochs are already written ([`Resume::is_written`]): they are recomputed quietly;
-//! * what is recorded after each newly written epoch ([`Resume::record`]).
+//! * what is recorded after each newly written epoch ([`Resume::record`]): every change log's
+//!   length, by output name (typed outputs and `--output-dir` have several), in one mark.
 //!
 //! A run without a state directory has nothing to resume ([`Resume::none`]).
 //!
@@ -19,19 +20,18 @@
 use std::path::{Path, PathBuf};
 
 use super::RunError;
-use crate::live::{read_mark, write_mark};
-use crate::sinks::ResultSink;
+use crate::live::OutputsMark;
 use crate::types::Time;
 
-/// How a run continues a change log (see the module docs).
+/// How a run continues its change logs (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub struct Resume {
     /// Change-log lines of epochs up to here are already written.
     written_through: Option<Time>,
-    /// Where the change-log mark is kept (a state directory and a change log).
-    mark_dir: Option<PathBuf>,
-    /// Where to cut the change-log file before appending (a resumable change-log file).
-    offset: Option<u64>,
+    /// The state directory, where the change-log mark is kept.
+    state_dir: Option<PathBuf>,
+    /// The mark found there at the start.
+    mark: Option<OutputsMark>,
 }
 
 impl Resume {
@@ -42,47 +42,70 @@ impl Resume {
     }
 
     /// The resume plan of a live run with `state_dir` whose front end recovered the epochs up to
-    /// `written_through` as already written, writing the change log to `changes`.
-    pub fn plan(
-        state_dir: Option<&Path>,
-        written_through: Option<Time>,
-        changes: Option<&Path>,
-    ) -> Result<Self, RunError> {
+    /// `written_through` as already written.
+    pub fn plan(state_dir: Option<&Path>, written_through: Option<Time>) -> Result<Self, RunError> {
         let Some(dir) = state_dir else {
             return Ok(Resume { written_through, ..Resume::default() });
         };
-        let offset = match changes {
-            Some(path) if path != Path::new("-") => Some(match read_mark(dir)? {
-                // The front end cut the durable epochs back below the mark.
-                Some((marked, _)) if written_through < Some(marked) => changes_offset_after(path, written_through)?,
-                Some((_, offset)) => offset,
-                None => 0,
-            }),
-            _ => None,
+        Ok(Resume { written_through, state_dir: Some(dir.to_path_buf()), mark: OutputsMark::read(dir)? })
+    }
+
+    /// Where the change-log file `path` of output `name` is cut back to before appending
+    /// (`None`: created afresh; stdout is never cut): the recorded length, or, when the front end
+    /// had to cut the durable epochs back below the mark (a torn log tail), the end of the last
+    /// epoch it kept. `single`: the run's `--changes` file, which a single-offset mark describes.
+    /// A mark that does not record a change log the run writes is an error (the state directory
+    /// belongs to a run with other outputs).
+    pub fn changes_offset(&self, name: &str, path: Option<&Path>, single: bool) -> Result<Option<u64>, RunError> {
+        let (Some(path), Some(mark)) = (path, &self.mark) else { return Ok(None) };
+        if path == Path::new("-") {
+            return Ok(None);
+        }
+        let recorded = match mark.offset_of(name) {
+            Some(offset) => offset,
+            None if single && mark.outputs.is_empty() => mark.offset,
+            None if self.written_through.is_none() => return Ok(None),
+            None => {
+                return Err(RunError::Input(format!(
+                    "cannot continue {}: the state directory's change-log mark does not record output '{}' (it was written by a run with other outputs)",
+                    path.display(),
+                    name
+                )))
+            }
         };
-        Ok(Resume { written_through, mark_dir: changes.map(|_| dir.to_path_buf()), offset })
+        if self.written_through < Some(mark.epoch) {
+            changes_offset_after(path, self.written_through).map(Some)
+        } else {
+            Ok(Some(recorded))
+        }
     }
 
-    /// Where the first sink's change-log file is cut back to before appending (`None`: created
-    /// afresh).
-    pub fn changes_offset(&self) -> Option<u64> {
-        self.offset
-    }
-
-    /// Whether the changes of `epoch` are already in the change log.
+    /// Whether the changes of `epoch` are already in the change logs.
     pub fn is_written(&self, epoch: Time) -> bool {
         self.written_through.is_some_and(|w| epoch <= w)
     }
 
-    /// After `epoch` was written: makes the change log durable and records its length.
-    pub fn record(&self, sink: &mut ResultSink, epoch: Time) -> Result<(), RunError> {
-        if let Some(dir) = &self.mark_dir {
-            if let Some(offset) = sink.sync_changes()? {
-                write_mark(dir, epoch, offset)?;
-            }
+    /// Whether marks are recorded (the run has a state directory).
+    pub fn records(&self) -> bool {
+        self.state_dir.is_some()
+    }
+
+    /// After `epoch` was written and every change log synced: records their lengths (`offset`:
+    /// the `--changes` file's, `outputs`: each change log's by output name) in the state
+    /// directory's mark.
+    pub fn record(&self, epoch: Time, offset: u64, outputs: Vec<(String, u64)>) -> Result<(), RunError> {
+        if let Some(dir) = &self.state_dir {
+            OutputsMark { epoch, offset, outputs }.write(dir)?;
         }
         Ok(())
     }
+}
+
+/// The epoch a change-log line starts with: `EPOCH ...` (text) or `{"epoch":EPOCH,...` (JSON).
+fn line_epoch(line: &[u8]) -> Option<Time> {
+    let rest = line.strip_prefix(b"{\"epoch\":").unwrap_or(line);
+    let end = rest.iter().position(|b| !b.is_ascii_digit()).unwrap_or(rest.len());
+    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
 }
 
 /// The length of the prefix of a change-log file that holds the lines of epochs `<= through`
@@ -91,12 +114,7 @@ fn changes_offset_after(path: &Path, through: Option<Time>) -> Result<u64, RunEr
     let text = std::fs::read(path).map_err(|e| RunError::Other(format!("cannot read {}: {}", path.display(), e)))?;
     let mut offset = 0usize;
     for line in text.split_inclusive(|&b| b == b'\n') {
-        let epoch = line
-            .split(|&b| b == b' ')
-            .next()
-            .and_then(|f| std::str::from_utf8(f).ok())
-            .and_then(|f| f.parse::<Time>().ok());
-        match (epoch, through) {
+        match (line_epoch(line), through) {
             (Some(e), Some(t)) if e <= t && line.ends_with(b"\n") => offset += line.len(),
             _ => break,
         }
@@ -117,12 +135,39 @@ mod tests {
         write_mark(dir.path(), 1, 16).unwrap();
         // The front end recovered epochs up to 1: the log is cut back to 16 bytes, epochs 0 and 1
         // are recomputed without being written again.
-        let resume = Resume::plan(Some(dir.path()), Some(1), Some(&changes)).unwrap();
-        assert_eq!(resume.changes_offset(), Some(16));
+        let resume = Resume::plan(Some(dir.path()), Some(1)).unwrap();
+        assert_eq!(resume.changes_offset("wcc", Some(&changes), true).unwrap(), Some(16));
         assert!(resume.is_written(1) && !resume.is_written(2));
         // A torn state-directory log kept only epoch 0: the change log is cut after epoch 0's lines.
-        let resume = Resume::plan(Some(dir.path()), Some(0), Some(&changes)).unwrap();
-        assert_eq!(resume.changes_offset(), Some(8));
+        let resume = Resume::plan(Some(dir.path()), Some(0)).unwrap();
+        assert_eq!(resume.changes_offset("wcc", Some(&changes), true).unwrap(), Some(8));
         assert!(!Resume::none().is_written(0));
+    }
+
+    #[test]
+    fn typed_change_logs_continue_by_name() {
+        use crate::driver::resume::Resume;
+        use crate::live::OutputsMark;
+        let dir = tempfile::tempdir().unwrap();
+        let (text, json) = (dir.path().join("d.a.changes"), dir.path().join("d.b.changes"));
+        std::fs::write(&text, "0 x 1 1\n1 x 1 -1\n1 x 2 1\n2 y 3 1\n").unwrap();
+        std::fs::write(
+            &json,
+            "{\"epoch\":0,\"key\":1,\"value\":2,\"diff\":1}\n{\"epoch\":1,\"key\":1,\"value\":2,\"diff\":-1}\n",
+        )
+        .unwrap();
+        let mark = OutputsMark { epoch: 1, offset: 0, outputs: vec![("d.a".into(), 25), ("d.b".into(), 79)] };
+        mark.write(dir.path()).unwrap();
+        let resume = Resume::plan(Some(dir.path()), Some(1)).unwrap();
+        assert_eq!(resume.changes_offset("d.a", Some(&text), false).unwrap(), Some(25));
+        assert_eq!(resume.changes_offset("d.b", Some(&json), false).unwrap(), Some(79));
+        // Stdout is never cut; a change log the mark does not know is refused.
+        assert_eq!(resume.changes_offset("d.a", Some(std::path::Path::new("-")), false).unwrap(), None);
+        let e = resume.changes_offset("d.c", Some(&text), false).unwrap_err();
+        assert!(e.to_string().contains("does not record output 'd.c'"), "{e}");
+        // The front end kept only epoch 0: each log is cut after epoch 0's lines, found by format.
+        let resume = Resume::plan(Some(dir.path()), Some(0)).unwrap();
+        assert_eq!(resume.changes_offset("d.a", Some(&text), false).unwrap(), Some(8));
+        assert_eq!(resume.changes_offset("d.b", Some(&json), false).unwrap(), Some(39));
     }
 }

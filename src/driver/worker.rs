@@ -291,11 +291,7 @@ fn open_writer(
     expected: u64,
 ) -> Result<Option<Writer>, RunError> {
     let created = (worker.index() == 0).then(|| {
-        let resume = Resume::plan(
-            live.and_then(|l| l.state_dir.as_deref()),
-            live.and_then(|l| l.written_through),
-            options.changes.as_deref(),
-        )?;
+        let resume = Resume::plan(live.and_then(|l| l.state_dir.as_deref()), live.and_then(|l| l.written_through))?;
         Writer::create(options, plans, resume, expected).map(|w| w.with_live(live.map(|l| l.progress.clone())))
     });
     let failure = created.as_ref().and_then(|c| c.as_ref().err()).map(|e| e.to_string());
@@ -489,7 +485,7 @@ fn build_dataflow(
                     let buffer: RowBuffer = Rc::new(RefCell::new(BTreeMap::new()));
                     sink(output.rows, buffer.clone(), &probe, false);
                     buffers.rows.push(buffer);
-                    plan.rows.push((output.name, output.format));
+                    plan.rows.push((output.name, output.format, output.columns));
                 }
                 if let Some(errors) = errors {
                     let buffer: Buffer<String> = Rc::new(RefCell::new(BTreeMap::new()));

@@ -16,13 +16,13 @@ use std::rc::Rc;
 use super::census::{Census, GraphCounts};
 use super::epochs::EventEpoch;
 use super::metrics;
-use super::observe::{EpochView, Observers, OutputInfo};
+use super::observe::{EpochView, Observers, OutputInfo, RowOutputInfo};
 use super::resume::Resume;
 use super::{AlgorithmReport, OutputReport, RunError, RunOptions, RunReport};
 use crate::dataflow::Algorithm;
 use crate::dataflow::AlgorithmCounts;
-use crate::sinks::{Change, Progress, ResultSink, RowSink, RunSummary, StatsWriter};
-use crate::types::format::{RowFormat, ValueFormat};
+use crate::sinks::{Change, Progress, ResultSink, RowChange, RowSink, RunSummary, StatsWriter};
+use crate::types::format::{ColumnType, RowFormat, ValueFormat};
 use crate::types::stats::{EpochStats, LatencySummary};
 use crate::types::{Diff, Node, Time};
 
@@ -74,8 +74,8 @@ pub struct OutputPlan {
     pub algorithm: String,
     /// Its `(vertex, u64)` output's value format, if it has one.
     pub vertex: Option<ValueFormat>,
-    /// Its row outputs: name and format.
-    pub rows: Vec<(String, RowFormat)>,
+    /// Its row outputs: name, format, and the SQL types of key and value.
+    pub rows: Vec<(String, RowFormat, (ColumnType, ColumnType))>,
 }
 
 /// Takes the changes of every time `<= epoch` out of `buffer`.
@@ -109,13 +109,20 @@ struct RowOutput {
 
 impl RowOutput {
     /// Writes an unwindowed epoch (`event == None`) or every time below a windowed frontier.
-    fn write(&mut self, buffer: &RowBuffer, epoch: Time, frontier: Option<Time>, write: bool) -> Result<u64, RunError> {
+    fn write(
+        &mut self,
+        buffer: &RowBuffer,
+        epoch: Time,
+        frontier: Option<Time>,
+        write: bool,
+        mut observed: Option<&mut Vec<RowChange>>,
+    ) -> Result<u64, RunError> {
         let mut n = 0;
         match frontier {
-            None => n += self.sink.epoch(epoch, take_through(buffer, epoch), write)?,
+            None => n += self.sink.epoch_with(epoch, take_through(buffer, epoch), write, observed)?,
             Some(frontier) => {
                 while let Some((t, changes)) = take_first_below(buffer, frontier) {
-                    n += self.sink.epoch(t, changes, write)?;
+                    n += self.sink.epoch_with(t, changes, write, observed.as_deref_mut())?;
                 }
             }
         }
@@ -151,6 +158,8 @@ pub struct Writer {
     observers: Observers,
     /// Per algorithm, the changes of the epoch being written (only when there are observers).
     observed: Option<Vec<Vec<Change>>>,
+    /// Per typed output, the changes of the epoch being written (only when there are observers).
+    observed_rows: Vec<Vec<RowChange>>,
     /// The largest lag any observer reported.
     max_observer_lag: Option<u64>,
     /// Live input: the front end's counters (for `epochs_behind`).
@@ -232,11 +241,18 @@ impl Writer {
         };
         let mut rows = Vec::new();
         for plan in plans {
-            for (output, format) in &plan.rows {
+            for (output, format, _) in &plan.rows {
                 let name = format!("{}.{}", plan.algorithm, output);
                 let (changes, out) = files(&name)?;
-                let sink =
-                    RowSink::new(*format, changes.as_deref(), out.as_deref(), options.collect, options.keep_state)?;
+                let offset = resume.changes_offset(&name, changes.as_deref(), false)?;
+                let sink = RowSink::new_resuming(
+                    *format,
+                    changes.as_deref(),
+                    out.as_deref(),
+                    options.collect,
+                    options.keep_state,
+                    offset,
+                )?;
                 rows.push(RowOutput { name, sink, lines: 0 });
             }
         }
@@ -246,31 +262,38 @@ impl Writer {
             let name = plan.algorithm.clone();
             sink_names.push(name.clone());
             let (changes, output) = files(&name)?;
+            let single = sinks.is_empty() && options.output_dir.is_none() && options.changes.is_some();
+            let offset = resume.changes_offset(&name, changes.as_deref(), single)?;
             sinks.push(ResultSink::new_resuming(
                 format,
                 changes.as_deref(),
                 output.as_deref(),
                 options.collect,
                 options.keep_state,
-                if sinks.is_empty() { resume.changes_offset() } else { None },
+                offset,
             )?);
         }
         let stats = options.stats.as_deref().map(StatsWriter::create).transpose()?;
         let observers = options.observers.clone();
-        // Observers see the `(vertex, u64)` outputs only (typed outputs are not observed).
         let observed = (!observers.is_empty()).then(|| vec![Vec::new(); sinks.len()]);
         if observed.is_some() {
-            if !rows.is_empty() {
-                eprintln!("ripples: note: typed outputs are not observed (--serve, embedded jobs): {}", {
-                    rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ")
-                });
-            }
             let outputs: Vec<OutputInfo> = plans
                 .iter()
                 .filter_map(|p| p.vertex.map(|format| OutputInfo { name: p.algorithm.clone(), format }))
                 .collect();
-            observers.start(&outputs).map_err(RunError::Observer)?;
+            let typed: Vec<RowOutputInfo> = plans
+                .iter()
+                .flat_map(|p| {
+                    p.rows.iter().map(|(output, format, columns)| RowOutputInfo {
+                        name: format!("{}.{}", p.algorithm, output),
+                        format: *format,
+                        columns: *columns,
+                    })
+                })
+                .collect();
+            observers.start(&outputs, &typed).map_err(RunError::Observer)?;
         }
+        let observed_rows = if observed.is_some() { vec![Vec::new(); rows.len()] } else { Vec::new() };
         Ok(Writer {
             sink_changes: vec![0; sinks.len()],
             sinks,
@@ -290,11 +313,37 @@ impl Writer {
             end_seconds: None,
             observers,
             observed,
+            observed_rows,
             max_observer_lag: None,
             live: None,
             census: None,
             fallbacks: None,
         })
+    }
+
+    /// After `epoch` was written: makes every change log durable and records their lengths in
+    /// the state directory's mark (when there is one and any change log is written).
+    fn record(&mut self, epoch: Time) -> Result<(), RunError> {
+        if !self.resume.records() {
+            return Ok(());
+        }
+        let mut outputs = Vec::new();
+        let mut first = None;
+        for (sink, name) in self.sinks.iter_mut().zip(&self.sink_names) {
+            if let Some(offset) = sink.sync_changes()? {
+                first.get_or_insert(offset);
+                outputs.push((name.clone(), offset));
+            }
+        }
+        for output in &mut self.rows {
+            if let Some(offset) = output.sink.sync_changes()? {
+                outputs.push((output.name.clone(), offset));
+            }
+        }
+        if outputs.is_empty() {
+            return Ok(());
+        }
+        self.resume.record(epoch, first.unwrap_or(0), outputs)
     }
 
     /// `--stats`: reports the census's counts with every epoch and in the summary.
@@ -333,8 +382,9 @@ impl Writer {
             self.sink_changes[i] += n;
             self.output_changes += n;
         }
-        for (output, buffer) in self.rows.iter_mut().zip(row_buffers) {
-            self.output_changes += output.write(buffer, frontier, Some(frontier), true)?;
+        for (i, (output, buffer)) in self.rows.iter_mut().zip(row_buffers).enumerate() {
+            let observed = self.observed_rows.get_mut(i);
+            self.output_changes += output.write(buffer, frontier, Some(frontier), true, observed)?;
         }
         self.update_seconds += seconds;
         self.end_seconds = Some(seconds);
@@ -343,21 +393,24 @@ impl Writer {
         }
         let fallbacks = self.fallbacks_below(frontier);
         if let Some(observed) = &mut self.observed {
-            let last = observed.iter().flatten().map(|c| c.epoch).max();
+            let rows = &mut self.observed_rows;
+            let last = observed.iter().flatten().map(|c| c.epoch).chain(rows.iter().flatten().map(|c| c.epoch)).max();
             if let Some(epoch) = last {
                 let (rss, _) = metrics::memory();
                 let stats = EpochStats {
                     epoch,
                     latency_ms: seconds * 1000.0,
-                    output_changes: observed.iter().map(|c| c.len() as u64).sum(),
+                    output_changes: observed.iter().map(|c| c.len() as u64).sum::<u64>()
+                        + rows.iter().map(|c| c.len() as u64).sum::<u64>(),
                     rss_bytes: rss,
                     wcc_fallbacks: fallbacks,
                     ..EpochStats::default()
                 };
-                let view = EpochView { epoch, stats: &stats, changes: observed, replayed: false };
+                let view = EpochView { epoch, stats: &stats, changes: observed, rows, replayed: false };
                 self.observers.epoch(&view).map_err(RunError::Observer)?;
             }
             observed.iter_mut().for_each(Vec::clear);
+            rows.iter_mut().for_each(Vec::clear);
         }
         Ok(())
     }
@@ -396,11 +449,12 @@ impl Writer {
             self.sink_changes[i] += n;
             lines += n;
         }
-        for (output, buffer) in self.rows.iter_mut().zip(row_buffers) {
-            lines += output.write(buffer, epoch, event.map(|e| e.frontier), !quiet)?;
+        for (i, (output, buffer)) in self.rows.iter_mut().zip(row_buffers).enumerate() {
+            let observed = self.observed_rows.get_mut(i);
+            lines += output.write(buffer, epoch, event.map(|e| e.frontier), !quiet, observed)?;
         }
-        if let (false, Some(first)) = (quiet, self.sinks.first_mut()) {
-            self.resume.record(first, epoch)?;
+        if !quiet {
+            self.record(epoch)?;
         }
         self.output_changes += lines;
         let (rss, hwm) = metrics::memory();
@@ -432,9 +486,10 @@ impl Writer {
             epochs_behind: self.live.as_ref().map(|p| p.closed_after(epoch)),
         };
         if let Some(observed) = &mut self.observed {
-            let view = EpochView { epoch, stats: &s, changes: observed, replayed: quiet };
+            let view = EpochView { epoch, stats: &s, changes: observed, rows: &self.observed_rows, replayed: quiet };
             self.observers.epoch(&view).map_err(RunError::Observer)?;
             observed.iter_mut().for_each(Vec::clear);
+            self.observed_rows.iter_mut().for_each(Vec::clear);
         }
         self.late += event.map_or(0, |e| e.late);
         if let Some(w) = &mut self.stats {

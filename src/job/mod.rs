@@ -5,7 +5,9 @@
 //! event times for windows [`Job::insert_at`]), close epochs ([`Job::commit`] returns the epoch
 //! it closed), wait for an epoch to complete ([`Job::wait`]), read the current result of a vertex
 //! ([`Job::value`]) or all of it ([`Job::result`]), receive every epoch's changes as they complete
-//! ([`JobBuilder::changes`], then [`Job::changes`]), and shut down ([`Job::shutdown`] returns the
+//! ([`JobBuilder::changes`], then [`Job::changes`]), read a typed dataflow's outputs
+//! ([`Job::rows`] as text, [`Job::rows_as`] decoded to its types; each epoch's in
+//! [`EpochChanges::rows_as`]), and shut down ([`Job::shutdown`] returns the
 //! run's report, with its summary: epochs, updates/s, latency percentiles, memory).
 //!
 //! A job is the live front end of `ripples run --live` fed by your program instead of stdin or a
@@ -50,17 +52,20 @@
 //! ```
 
 use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::dataflow::{Algorithm, AlgorithmError, Params};
-use crate::driver::observe::{EpochView, LiveStarted, Observer, Observers, OutputInfo};
+use crate::driver::observe::{EpochView, LiveStarted, Observer, Observers, OutputInfo, RowOutputInfo};
 use crate::driver::{Layout, RunError, RunOptions, RunReport, Source};
 use crate::live::{EmbeddedInput, EmbeddedSender, LiveConfig, LiveInput, Submission};
-use crate::sinks::Change;
+use crate::sinks::{Change, RowChange};
 use crate::sources::window::WindowSpec;
+use crate::types::format::RowFormat;
 use crate::types::{Diff, Node, Time, Update};
 
 /// Submissions buffered before they travel to the front end in one message.
@@ -82,6 +87,16 @@ pub enum JobError {
     /// No algorithm of this name runs in the job.
     #[error("no algorithm named {0:?} runs in this job")]
     UnknownOutput(String),
+    /// A typed output's row cannot be read as the asked-for type.
+    #[error("output {output}: cannot read {text:?} as the asked-for type: {message}")]
+    Decode {
+        /// The output (`DATAFLOW.OUTPUT`).
+        output: String,
+        /// The row's key or value text.
+        text: String,
+        /// What serde said.
+        message: String,
+    },
 }
 
 impl From<AlgorithmError> for JobError {
@@ -101,6 +116,10 @@ pub struct EpochChanges {
     pub changes: Vec<Vec<Change>>,
     /// A recovered epoch replayed after a restart (its changes were delivered before).
     pub replayed: bool,
+    /// The typed outputs ([`crate::dataflow::typed`]), in order.
+    pub row_outputs: Arc<Vec<RowOutputInfo>>,
+    /// Per typed output: exactly its change log's lines of this epoch (rendered text).
+    pub rows: Vec<Vec<RowChange>>,
 }
 
 impl EpochChanges {
@@ -108,6 +127,57 @@ impl EpochChanges {
     pub fn of(&self, name: &str) -> Option<&[Change]> {
         self.names.iter().position(|n| n == name).map(|i| self.changes[i].as_slice())
     }
+
+    /// The changes of typed output `name` (`DATAFLOW.OUTPUT`), as text.
+    pub fn rows_of(&self, name: &str) -> Option<&[RowChange]> {
+        self.row_outputs.iter().position(|o| o.name == name).map(|i| self.rows[i].as_slice())
+    }
+
+    /// The changes of typed output `name` decoded to the dataflow's types (see [`Job::rows_as`]).
+    pub fn rows_as<K: DeserializeOwned, V: DeserializeOwned>(
+        &self,
+        name: &str,
+    ) -> Result<Vec<TypedChange<K, V>>, JobError> {
+        let i =
+            self.row_outputs.iter().position(|o| o.name == name).ok_or_else(|| JobError::UnknownOutput(name.into()))?;
+        let format = self.row_outputs[i].format;
+        self.rows[i]
+            .iter()
+            .map(|c| {
+                Ok(TypedChange {
+                    epoch: c.epoch,
+                    key: decode(name, format, &c.key)?,
+                    value: decode(name, format, &c.value)?,
+                    diff: c.diff,
+                })
+            })
+            .collect()
+    }
+}
+
+/// One change of a typed output, decoded ([`EpochChanges::rows_as`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypedChange<K, V> {
+    /// The epoch (event time in windowed jobs).
+    pub epoch: Time,
+    /// The key.
+    pub key: K,
+    /// The value.
+    pub value: V,
+    /// `1` or `-1`.
+    pub diff: i8,
+}
+
+/// A typed output's key or value text as `T`: a JSON output's text is JSON; a `Display` output's
+/// text is read as JSON where it is (numbers, `true`), else as a JSON string (so `String` reads
+/// any text).
+fn decode<T: DeserializeOwned>(output: &str, format: RowFormat, text: &str) -> Result<T, JobError> {
+    let parsed = serde_json::from_str::<T>(text);
+    let parsed = match (parsed, format) {
+        (Err(_), RowFormat::Text) => T::deserialize(serde_json::Value::String(text.to_string())),
+        (parsed, _) => parsed,
+    };
+    parsed.map_err(|e| JobError::Decode { output: output.into(), text: text.into(), message: e.to_string() })
 }
 
 /// Configures a [`Job`]: algorithms, workers, windows, durability.
@@ -155,6 +225,10 @@ struct State {
     completed: Option<Time>,
     /// Per algorithm, the current result as a multiset of `(key, value)`.
     results: Vec<BTreeMap<(Node, u64), Diff>>,
+    /// The typed outputs, once the run has started.
+    row_outputs: Arc<Vec<RowOutputInfo>>,
+    /// Per typed output, its current rows as a multiset of `(key text, value text)`.
+    rows: Vec<BTreeMap<(String, String), Diff>>,
     /// The run's thread has returned.
     finished: bool,
 }
@@ -177,11 +251,20 @@ struct JobObserver {
     names: Arc<Vec<String>>,
     subscriber: Option<Sender<EpochChanges>>,
     keep_results: bool,
+    row_outputs: Arc<Vec<RowOutputInfo>>,
 }
 
 impl Observer for JobObserver {
     fn start(&mut self, outputs: &[OutputInfo]) -> Result<(), String> {
         self.shared.lock().results = vec![BTreeMap::new(); outputs.len()];
+        Ok(())
+    }
+
+    fn start_rows(&mut self, rows: &[RowOutputInfo]) -> Result<(), String> {
+        self.row_outputs = Arc::new(rows.to_vec());
+        let mut state = self.shared.lock();
+        state.row_outputs = self.row_outputs.clone();
+        state.rows = vec![BTreeMap::new(); rows.len()];
         Ok(())
     }
 
@@ -198,6 +281,8 @@ impl Observer for JobObserver {
                 names: self.names.clone(),
                 changes: view.changes.to_vec(),
                 replayed: view.replayed,
+                row_outputs: self.row_outputs.clone(),
+                rows: view.rows.to_vec(),
             };
             if s.send(changes).is_err() {
                 // Nobody listens any more: stop copying.
@@ -213,6 +298,17 @@ impl Observer for JobObserver {
                     *entry += c.diff as Diff;
                     if *entry == 0 {
                         result.remove(&(c.key, c.value));
+                    }
+                }
+            }
+            let kept = if self.keep_results { view.rows } else { &[] };
+            for (rows, changes) in state.rows.iter_mut().zip(kept) {
+                for c in changes {
+                    let row = (c.key.clone(), c.value.clone());
+                    let entry = rows.entry(row).or_insert(0);
+                    *entry += c.diff as Diff;
+                    if *entry == 0 {
+                        rows.remove(&(c.key.clone(), c.value.clone()));
                     }
                 }
             }
@@ -353,8 +449,13 @@ impl JobBuilder {
             }
             false => (None, None),
         };
-        let observer =
-            JobObserver { shared: shared.clone(), names: names.clone(), subscriber, keep_results: self.keep_results };
+        let observer = JobObserver {
+            shared: shared.clone(),
+            names: names.clone(),
+            subscriber,
+            keep_results: self.keep_results,
+            row_outputs: Arc::default(),
+        };
         let (sender, options) = match self.options {
             Some(options) => {
                 options.observers.push(Box::new(observer));
@@ -518,6 +619,69 @@ impl Job {
             .get(i)
             .map(|r| r.iter().flat_map(|(&kv, &n)| std::iter::repeat_n(kv, n.max(0) as usize)).collect())
             .unwrap_or_default())
+    }
+
+    /// The typed outputs' names (`DATAFLOW.OUTPUT`, as their files are named), in order; known
+    /// once the job has started.
+    pub fn row_outputs(&self) -> Vec<String> {
+        self.shared.lock().row_outputs.iter().map(|o| o.name.clone()).collect()
+    }
+
+    /// The current rows of typed output `name` (`DATAFLOW.OUTPUT`) as of the last completed
+    /// epoch, as text (key text, value text: JSON text for [`Outputs::json`] outputs), sorted by
+    /// text, a row once per copy.
+    ///
+    /// [`Outputs::json`]: crate::dataflow::typed::Outputs::json
+    pub fn rows(&self, name: &str) -> Result<Vec<(String, String)>, JobError> {
+        let state = self.shared.lock();
+        let i = state
+            .row_outputs
+            .iter()
+            .position(|o| o.name == name)
+            .ok_or_else(|| JobError::UnknownOutput(name.into()))?;
+        Ok(state.rows[i].iter().flat_map(|(kv, &n)| std::iter::repeat_n(kv.clone(), n.max(0) as usize)).collect())
+    }
+
+    /// The current rows of typed output `name` decoded to the dataflow's types, which implement
+    /// `Deserialize`: a JSON output's text is read as JSON; a `Display` output's text as JSON
+    /// where it is (numbers), else as a JSON string (`String` reads any). In the order of
+    /// [`Job::rows`].
+    ///
+    /// ```
+    /// use ripples::dataflow::typed::typed;
+    /// use ripples::job::Job;
+    /// let deg = typed("deg", |input, out| {
+    ///     let degree = input.edges.map(|(s, _, _)| s).count().map(|(v, n)| (v, n as u64));
+    ///     out.display("out", degree.clone());
+    ///     out.json("named", degree.map(|(v, d)| (format!("v{v}"), vec![d])));
+    ///     Ok::<(), String>(())
+    /// });
+    /// let mut job = Job::builder().algorithm(deg).workers(2).start().unwrap();
+    /// job.insert(1, 2).unwrap();
+    /// job.insert(1, 3).unwrap();
+    /// job.insert(2, 3).unwrap();
+    /// let e = job.commit().unwrap();
+    /// job.wait(e).unwrap();
+    /// assert_eq!(job.row_outputs(), ["deg.out", "deg.named"]);
+    /// assert_eq!(job.rows("deg.out").unwrap(), [("1".to_string(), "2".to_string()), ("2".into(), "1".into())]);
+    /// assert_eq!(job.rows_as::<u64, u64>("deg.out").unwrap(), [(1, 2), (2, 1)]);
+    /// assert_eq!(job.rows_as::<String, Vec<u64>>("deg.named").unwrap(), [("v1".to_string(), vec![2]), ("v2".into(), vec![1])]);
+    /// assert!(job.rows_as::<u64, u64>("deg.named").unwrap_err().to_string().starts_with("output deg.named: cannot read"));
+    /// ```
+    pub fn rows_as<K: DeserializeOwned, V: DeserializeOwned>(&self, name: &str) -> Result<Vec<(K, V)>, JobError> {
+        let (format, rows) = {
+            let state = self.shared.lock();
+            let i = state.row_outputs.iter().position(|o| o.name == name);
+            let i = i.ok_or_else(|| JobError::UnknownOutput(name.into()))?;
+            (state.row_outputs[i].format, state.rows[i].clone())
+        };
+        let mut out = Vec::new();
+        for ((k, v), n) in rows {
+            for _ in 0..n.max(0) {
+                out.push((decode(name, format, &k)?, decode(name, format, &v)?));
+            }
+        }
+        Ok(out)
     }
 
     /// Every completed epoch's changes, when the job was built with [`JobBuilder::changes`].

@@ -91,7 +91,7 @@ pub use error::{LiveFailure, SequencerError, StartError, TransportError};
 pub use progress::{LiveCounters, Progress};
 pub use sequencer::LiveSummary;
 pub use start::{start, LiveHandle};
-pub use state::{read_mark, write_mark, ChangeLogMark, DurabilityError, Recovered, StateDir};
+pub use state::{read_mark, write_mark, ChangeLogMark, DurabilityError, OutputsMark, Recovered, StateDir};
 pub use transport::embedded::{EmbeddedInput, EmbeddedSender, Submission};
 pub use transport::tls::tls_server_config;
 pub use wake::Waker;

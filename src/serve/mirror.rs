@@ -10,6 +10,12 @@
 //!   change log of the retained epochs (appended at its end, cut at its start), a retraction
 //!   carrying the epoch its row appeared in (`since`).
 //!
+//! A typed output `DF.OUT` of a user's dataflow is table `DF_OUT` the same way, its key in the
+//! `vertex` column of its two tables and served as `key` (the view `DF_OUT` is `key, value`, each
+//! with the SQL type of its Rust type, [`ColumnType`]). Its rows may repeat (a typed collection
+//! is a multiset), so its tables are plain row tables with an index on `(vertex, value)` and on
+//! the log's `epoch`, changed one row at a time.
+//!
 //! A row valid at epoch `e` is a current row with `valid_from <= e`, or a retraction after `e` of
 //! a row there since `e` or before ([`as_of_sql`]); the view `changes` is the union of the logs.
 //! The database is in WAL mode, so a reader's statement (or transaction) reads one committed
@@ -21,9 +27,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rusqlite::types::Value;
 use rusqlite::{params, Connection, OpenFlags};
 
-use crate::driver::observe::OutputInfo;
+use crate::driver::observe::{OutputInfo, RowOutputInfo};
 use crate::sinks::Change;
-use crate::types::format::ValueFormat;
+use crate::types::format::{ColumnType, ValueFormat};
 use crate::types::stats::EpochStats;
 use crate::types::Time;
 
@@ -34,12 +40,51 @@ pub struct Table {
     pub name: String,
     /// How its values are stored: integers or REAL.
     pub format: ValueFormat,
+    /// A typed output's table: the SQL types of its key and value (`None`: an algorithm's
+    /// `(vertex, u64)` table).
+    pub columns: Option<(ColumnType, ColumnType)>,
 }
 
 impl Table {
     /// The table of one output.
     pub fn of(info: &OutputInfo) -> Table {
-        Table { name: sql_name(&info.name), format: info.format }
+        Table { name: sql_name(&info.name), format: info.format, columns: None }
+    }
+
+    /// The table of one typed output (`DF.OUT` is `df_out`).
+    pub fn of_rows(info: &RowOutputInfo) -> Table {
+        let format = if info.columns.1 == ColumnType::Float { ValueFormat::Float } else { ValueFormat::Integer };
+        Table { name: sql_name(&info.name), format, columns: Some(info.columns) }
+    }
+}
+
+/// One change of a typed output as SQL stores it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowChange {
+    /// The epoch.
+    pub epoch: Time,
+    /// The key.
+    pub key: Value,
+    /// The value.
+    pub value: Value,
+    /// `1` or `-1`.
+    pub diff: i8,
+}
+
+/// A typed output's rendered key or value as SQL stores it (`what` names it in the error): an
+/// integer outside BIGINT's range is an error.
+pub fn sql_column(ty: ColumnType, text: &str, what: impl Fn() -> String) -> Result<Value, String> {
+    match ty {
+        ColumnType::Integer => text.parse::<i64>().map(Value::Integer).map_err(|_| {
+            format!(
+                "--serve: {} is outside SQL's BIGINT (-2^63 to 2^63-1); serve it as text or a smaller integer",
+                what()
+            )
+        }),
+        ColumnType::Float => {
+            text.parse::<f64>().map(Value::Real).map_err(|_| format!("--serve: {} is not a number", what()))
+        }
+        ColumnType::Text => Ok(Value::Text(text.to_string())),
     }
 }
 
@@ -105,8 +150,10 @@ CREATE VIEW IF NOT EXISTS pg_collation AS SELECT 100 AS oid, 'default' AS collna
 /// The rows of algorithm table `name` valid at epoch `e` (an SQL expression: an integer or a
 /// parameter), as a parenthesised `SELECT vertex, value` for a FROM clause.
 pub fn as_of_sql(name: &str, e: &str) -> String {
+    // The first (empty) SELECT names the columns as the served view does (`vertex` or `key`).
     format!(
-        "(SELECT vertex, value FROM ripples_{name}_current WHERE valid_from <= {e} UNION ALL \
+        "(SELECT * FROM {name} WHERE 0 UNION ALL \
+         SELECT vertex, value FROM ripples_{name}_current WHERE valid_from <= {e} UNION ALL \
          SELECT vertex, value FROM ripples_{name}_log WHERE epoch > {e} AND diff < 0 AND since <= {e})"
     )
 }
@@ -123,8 +170,10 @@ pub struct Epoch {
     pub epoch: Time,
     /// Its statistics (a row of `epochs`).
     pub stats: EpochStats,
-    /// Per table, its changes.
+    /// Per algorithm table, its changes.
     pub changes: Vec<Vec<Change>>,
+    /// Per typed output's table, its changes.
+    pub rows: Vec<Vec<RowChange>>,
 }
 
 /// What applying the epochs cost.
@@ -187,10 +236,28 @@ impl Mirror {
     }
 
     /// Creates the run's algorithm tables (again after a restart: they stay as they are).
-    pub fn start(&mut self, outputs: &[OutputInfo]) -> Result<(), String> {
-        let tables: Vec<Table> = outputs.iter().map(Table::of).collect();
+    pub fn start(&mut self, outputs: &[OutputInfo], typed: &[RowOutputInfo]) -> Result<(), String> {
+        let tables: Vec<Table> = outputs.iter().map(Table::of).chain(typed.iter().map(Table::of_rows)).collect();
         let mut union = Vec::new();
         for t in &tables {
+            if let Some((key, value)) = t.columns {
+                let (n, kt, vt) = (&t.name, key.sqlite(), value.sqlite());
+                self.conn
+                    .execute_batch(&format!(
+                        "CREATE TABLE IF NOT EXISTS ripples_{n}_current(vertex {kt} NOT NULL, value {vt} NOT NULL,
+                             valid_from INTEGER NOT NULL);
+                         CREATE INDEX IF NOT EXISTS ripples_{n}_current_row ON ripples_{n}_current(vertex, value);
+                         CREATE TABLE IF NOT EXISTS ripples_{n}_log(epoch INTEGER NOT NULL, vertex {kt} NOT NULL,
+                             value {vt} NOT NULL, diff INTEGER NOT NULL, since INTEGER);
+                         CREATE INDEX IF NOT EXISTS ripples_{n}_log_epoch ON ripples_{n}_log(epoch);
+                         CREATE VIEW IF NOT EXISTS {n} AS SELECT vertex AS key, value FROM ripples_{n}_current;"
+                    ))
+                    .map_err(sql_err)?;
+                union.push(format!(
+                    "SELECT epoch, '{n}' AS algorithm, vertex, +value AS value, diff FROM ripples_{n}_log"
+                ));
+                continue;
+            }
             let ty = match t.format {
                 ValueFormat::Integer => "INTEGER",
                 ValueFormat::Float => "REAL",
@@ -301,7 +368,16 @@ impl Mirror {
         let mut changes = 0u64;
         for ep in epochs {
             let t_epoch = Instant::now();
-            for (i, table) in self.tables.iter().enumerate() {
+            let vertex_tables = self.tables.iter().filter(|t| t.columns.is_none()).count();
+            for (j, table) in self.tables[vertex_tables..].iter().enumerate() {
+                let Some(list) = ep.rows.get(j) else { continue };
+                let t0 = Instant::now();
+                apply_rows(&tx, &table.name, list)?;
+                changes += list.len() as u64;
+                self.cost.tables[vertex_tables + j].0 += list.len() as u64;
+                self.cost.tables[vertex_tables + j].1 += t0.elapsed();
+            }
+            for (i, table) in self.tables[..vertex_tables].iter().enumerate() {
                 let Some(list) = ep.changes.get(i) else { continue };
                 if list.is_empty() {
                     continue;
@@ -405,6 +481,42 @@ impl Mirror {
     }
 }
 
+/// Applies a typed output's changes (in change-log order) to its tables, one row at a time: a
+/// retraction removes one copy of its row and logs the epoch that copy appeared in.
+fn apply_rows(tx: &rusqlite::Transaction<'_>, n: &str, list: &[RowChange]) -> Result<(), String> {
+    if list.is_empty() {
+        return Ok(());
+    }
+    let mut retract = tx
+        .prepare_cached(&format!(
+            "DELETE FROM ripples_{n}_current WHERE rowid = (SELECT rowid FROM ripples_{n}_current \
+             WHERE vertex = ?1 AND value = ?2 LIMIT 1) RETURNING valid_from"
+        ))
+        .map_err(sql_err)?;
+    let mut insert = tx
+        .prepare_cached(&format!("INSERT INTO ripples_{n}_current(vertex, value, valid_from) VALUES (?1, ?2, ?3)"))
+        .map_err(sql_err)?;
+    let mut log = tx
+        .prepare_cached(&format!(
+            "INSERT INTO ripples_{n}_log(epoch, vertex, value, diff, since) VALUES (?1, ?2, ?3, ?4, ?5)"
+        ))
+        .map_err(sql_err)?;
+    for c in list {
+        let epoch = c.epoch as i64;
+        let since: Option<i64> = if c.diff < 0 {
+            let mut rows = retract.query(params![c.key, c.value]).map_err(sql_err)?;
+            let since = rows.next().map_err(sql_err)?.map(|r| r.get::<_, i64>(0)).transpose().map_err(sql_err)?;
+            drop(rows);
+            since
+        } else {
+            insert.execute(params![c.key, c.value, epoch]).map_err(sql_err)?;
+            None
+        };
+        log.execute(params![epoch, c.key, c.value, c.diff as i64, since]).map_err(sql_err)?;
+    }
+    Ok(())
+}
+
 /// Rows per multi-row statement (at most 5 values a row: 320 parameters, far below SQLite's
 /// limit).
 const ROWS: usize = 64;
@@ -441,7 +553,7 @@ fn run_chunks(
 mod tests {
     use super::*;
     use crate::types::Node;
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeMap, BTreeSet};
 
     fn stats(epoch: Time) -> EpochStats {
         EpochStats { epoch, ..EpochStats::default() }
@@ -470,13 +582,14 @@ mod tests {
             OutputInfo { name: "wcc".into(), format: ValueFormat::Integer },
             OutputInfo { name: "pr".into(), format: ValueFormat::Float },
         ];
-        mirror.start(&outputs).unwrap();
+        mirror.start(&outputs, &[]).unwrap();
         let f = |x: f64| x.to_bits();
         let views = [
             Epoch {
                 epoch: 0,
                 stats: stats(0),
                 changes: vec![vec![change(0, 1, 1, 1), change(0, 2, 1, 1)], vec![change(0, 1, f(0.5), 1)]],
+                rows: vec![],
             },
             Epoch {
                 epoch: 3,
@@ -497,6 +610,7 @@ mod tests {
                         change(3, 1, f(0.5), 1),
                     ],
                 ],
+                rows: vec![],
             },
         ];
         for view in &views {
@@ -522,5 +636,62 @@ mod tests {
                 assert_eq!(served(&conn, table, e), state, "{table} AS OF {e}");
             }
         }
+    }
+
+    /// A typed output's table holds a multiset: a row twice (from two epochs), one copy retracted,
+    /// then the other; every epoch served `AS OF` has the right number of copies, and the view
+    /// names the columns `key` and `value`.
+    #[test]
+    fn a_typed_table_keeps_copies_of_a_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.db");
+        let mut mirror = Mirror::new(create(&path).unwrap(), 100);
+        let info = RowOutputInfo {
+            name: "my-df.out".into(),
+            format: crate::types::format::RowFormat::Text,
+            columns: (ColumnType::Text, ColumnType::Integer),
+        };
+        mirror.start(&[], std::slice::from_ref(&info)).unwrap();
+        let row = |epoch: Time, key: &str, value: i64, diff: i8| RowChange {
+            epoch,
+            key: Value::Text(key.into()),
+            value: Value::Integer(value),
+            diff,
+        };
+        let epochs = [
+            vec![row(0, "a", 1, 1)],
+            vec![row(1, "a", 1, 1), row(1, "b", 2, 1)],
+            vec![row(2, "a", 1, -1)],
+            vec![row(3, "a", 1, -1), row(3, "b", 2, -1), row(3, "b", 3, 1)],
+        ];
+        for (e, rows) in epochs.iter().enumerate() {
+            let ep = Epoch { epoch: e as Time, stats: stats(e as Time), changes: vec![], rows: vec![rows.clone()] };
+            mirror.apply(&[ep]).unwrap();
+        }
+        let conn = reader(&path).unwrap();
+        let mut state: BTreeMap<(String, i64), i64> = BTreeMap::new();
+        for (e, rows) in epochs.iter().enumerate() {
+            for r in rows {
+                let (Value::Text(k), Value::Integer(v)) = (&r.key, &r.value) else { unreachable!() };
+                *state.entry((k.clone(), *v)).or_default() += r.diff as i64;
+            }
+            state.retain(|_, n| *n != 0);
+            let sql = format!(
+                "SELECT key, value, count(*) FROM {} GROUP BY key, value",
+                as_of_sql("my_df_out", &e.to_string())
+            );
+            let mut stmt = conn.prepare(&sql).unwrap();
+            let got: BTreeMap<(String, i64), i64> =
+                stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?))).unwrap().map(|r| r.unwrap()).collect();
+            assert_eq!(got, state, "AS OF {e}");
+        }
+        let now: Vec<(String, i64)> = conn
+            .prepare("SELECT key, value FROM my_df_out")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(now, vec![("b".to_string(), 3)]);
     }
 }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::driver::observe::{EpochView, Observer, OutputInfo};
+use crate::driver::observe::{EpochView, Observer, OutputInfo, RowOutputInfo};
 use crate::sinks::Change;
 use crate::sinks::RunSummary;
 use crate::types::stats::EpochStats;
@@ -115,11 +115,12 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
 }
 
 enum Msg {
-    Start(Vec<OutputInfo>),
+    Start(Vec<OutputInfo>, Vec<RowOutputInfo>),
     Epoch {
         epoch: Time,
         stats: EpochStats,
         changes: Vec<Vec<Change>>,
+        rows: Vec<Vec<mirror::RowChange>>,
         replayed: bool,
     },
     /// The run ended: the profile tables get its final figures.
@@ -262,7 +263,7 @@ impl Serving {
     /// The observer to add to the run's [`Observers`](crate::driver::observe::Observers).
     pub fn observer(&self) -> impl Observer + 'static {
         let tx = self.tx.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        MirrorObserver { tx, shared: self.shared.clone(), integer: Vec::new() }
+        MirrorObserver { tx, shared: self.shared.clone(), integer: Vec::new(), outputs: Vec::new(), typed: Vec::new() }
     }
 
     /// Waits until the mirror applied everything it was handed.
@@ -349,23 +350,24 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
                 Some(p) => m.profile(&p.snapshot()),
                 None => Ok(()),
             },
-            Msg::Start(outputs) => m.start(&outputs).map(|()| {
-                let tables: Vec<mirror::Table> = outputs.iter().map(mirror::Table::of).collect();
+            Msg::Start(outputs, typed) => m.start(&outputs, &typed).map(|()| {
+                let tables: Vec<mirror::Table> =
+                    outputs.iter().map(mirror::Table::of).chain(typed.iter().map(mirror::Table::of_rows)).collect();
                 if let Ok(mut t) = shared.tables.lock() {
                     *t = tables;
                 }
             }),
-            Msg::Epoch { epoch, stats, changes, replayed } => {
+            Msg::Epoch { epoch, stats, changes, rows, replayed } => {
                 // The epochs queued behind this one go in the same transaction (a lagging
                 // mirror catches up with fewer commits), and so do those completing until the
                 // commit interval since the last commit has passed.
                 let mut batch = Vec::new();
-                let mut push = |epoch: Time, stats, changes, replayed: bool| {
+                let mut push = |epoch: Time, stats, changes, rows, replayed: bool| {
                     if !(replayed && m.applied().is_some_and(|a| a >= epoch)) {
-                        batch.push(mirror::Epoch { epoch, stats, changes });
+                        batch.push(mirror::Epoch { epoch, stats, changes, rows });
                     }
                 };
-                push(epoch, stats, changes, replayed);
+                push(epoch, stats, changes, rows, replayed);
                 let mut count = 1;
                 let due = committed.map(|t| t + shared.config.commit_interval);
                 while count < MAX_BATCH {
@@ -380,8 +382,8 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
                         Err(mpsc::TryRecvError::Disconnected) => Err(()),
                     };
                     match msg {
-                        Ok(Msg::Epoch { epoch, stats, changes, replayed }) => {
-                            push(epoch, stats, changes, replayed);
+                        Ok(Msg::Epoch { epoch, stats, changes, rows, replayed }) => {
+                            push(epoch, stats, changes, rows, replayed);
                             count += 1;
                         }
                         Ok(other) => {
@@ -437,6 +439,10 @@ struct MirrorObserver {
     shared: Arc<Shared>,
     /// Per output: whether its values are integers (which must fit a BIGINT).
     integer: Vec<bool>,
+    /// The algorithm outputs, between `start` and `start_rows`.
+    outputs: Vec<OutputInfo>,
+    /// Per typed output: its name and the SQL types of its key and value.
+    typed: Vec<RowOutputInfo>,
 }
 
 impl MirrorObserver {
@@ -457,7 +463,14 @@ const MAX_SQL: u64 = i64::MAX as u64;
 impl Observer for MirrorObserver {
     fn start(&mut self, outputs: &[OutputInfo]) -> Result<(), String> {
         self.integer = outputs.iter().map(|o| o.format == crate::types::format::ValueFormat::Integer).collect();
-        self.send(Msg::Start(outputs.to_vec()))
+        self.outputs = outputs.to_vec();
+        Ok(())
+    }
+
+    fn start_rows(&mut self, rows: &[RowOutputInfo]) -> Result<(), String> {
+        self.typed = rows.to_vec();
+        let outputs = std::mem::take(&mut self.outputs);
+        self.send(Msg::Start(outputs, rows.to_vec()))
     }
 
     fn epoch(&mut self, view: &EpochView) -> Result<(), String> {
@@ -471,11 +484,30 @@ impl Observer for MirrorObserver {
                 ));
             }
         }
+        let mut rows = Vec::with_capacity(view.rows.len());
+        for (info, list) in self.typed.iter().zip(view.rows) {
+            let (key, value) = info.columns;
+            let mut sql = Vec::with_capacity(list.len());
+            for c in list {
+                let at = |what: &str, text: &str| {
+                    let (what, text) = (what.to_string(), text.to_string());
+                    move || format!("output {}: {what} {text} (epoch {})", info.name, c.epoch)
+                };
+                sql.push(mirror::RowChange {
+                    epoch: c.epoch,
+                    key: mirror::sql_column(key, &c.key, at("key", &c.key))?,
+                    value: mirror::sql_column(value, &c.value, at("value", &c.value))?,
+                    diff: c.diff,
+                });
+            }
+            rows.push(sql);
+        }
         self.shared.sent.fetch_add(1, Ordering::AcqRel);
         self.send(Msg::Epoch {
             epoch: view.epoch,
             stats: view.stats.clone(),
             changes: view.changes.to_vec(),
+            rows,
             replayed: view.replayed,
         })
     }

@@ -97,6 +97,58 @@ fn io_context(path: &Path, e: std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("cannot write {}: {}", path.display(), e))
 }
 
+/// A change log's buffered writer.
+type LogWriter = BufWriter<Box<dyn Write + Send>>;
+
+/// A change log's writer: `-` is stdout; a file is created, or with `resume = Some(offset)` kept,
+/// cut back to `offset` bytes and appended to (it must be at least that long). Returns the
+/// writer and, for a file, the file itself (for syncing it and reading its length).
+fn open_changes(p: &Path, resume: Option<u64>, capacity: usize) -> std::io::Result<(LogWriter, Option<File>)> {
+    if p == Path::new("-") {
+        let w: Box<dyn Write + Send> = Box::new(std::io::stdout());
+        return Ok((BufWriter::new(w), None));
+    }
+    let f = match resume {
+        None | Some(0) => File::create(p).map_err(|e| io_context(p, e))?,
+        Some(offset) => {
+            let mut f = std::fs::OpenOptions::new().write(true).open(p).map_err(|e| io_context(p, e))?;
+            let len = f.metadata().map_err(|e| io_context(p, e))?.len();
+            if len < offset {
+                return Err(std::io::Error::other(format!(
+                    "{} has {} bytes but the state directory records {} bytes of changes: the change log does not belong to this state directory",
+                    p.display(),
+                    len,
+                    offset
+                )));
+            }
+            f.set_len(offset).map_err(|e| io_context(p, e))?;
+            use std::io::Seek;
+            f.seek(std::io::SeekFrom::End(0)).map_err(|e| io_context(p, e))?;
+            f
+        }
+    };
+    let file = f.try_clone().map_err(|e| io_context(p, e))?;
+    let w: Box<dyn Write + Send> = Box::new(f);
+    Ok((BufWriter::with_capacity(capacity, w), Some(file)))
+}
+
+/// Flushes a change log and syncs it to disk; returns its length (0 for stdout, see
+/// [`ResultSink::sync_changes`]), `None` without a change log.
+fn sync_log(changes: &mut Option<(PathBuf, LogWriter)>, file: &Option<File>) -> std::io::Result<Option<u64>> {
+    match (changes, file) {
+        (Some((path, w)), Some(f)) => {
+            w.flush().map_err(|e| io_context(path, e))?;
+            f.sync_data().map_err(|e| io_context(path, e))?;
+            Ok(Some(f.metadata().map_err(|e| io_context(path, e))?.len()))
+        }
+        (Some((path, w)), None) => {
+            w.flush().map_err(|e| io_context(path, e))?;
+            Ok(Some(0))
+        }
+        (None, _) => Ok(None),
+    }
+}
+
 impl ResultSink {
     /// A sink writing the change log to `changes` (`-` is stdout, flushed every epoch) and the
     /// final result to `output`; with `collect`, changes are also kept in memory.
@@ -121,37 +173,11 @@ impl ResultSink {
         keep_state: bool,
         resume: Option<u64>,
     ) -> std::io::Result<Self> {
-        let mut changes_file: Option<File> = None;
-        let changes = match changes {
-            None => None,
-            Some(p) if p == Path::new("-") => {
-                let w: Box<dyn Write + Send> = Box::new(std::io::stdout());
-                Some((p.to_path_buf(), BufWriter::new(w)))
-            }
+        let (changes, changes_file) = match changes {
+            None => (None, None),
             Some(p) => {
-                let f = match resume {
-                    None | Some(0) => File::create(p).map_err(|e| io_context(p, e))?,
-                    Some(offset) => {
-                        let f = std::fs::OpenOptions::new().write(true).open(p).map_err(|e| io_context(p, e))?;
-                        let len = f.metadata().map_err(|e| io_context(p, e))?.len();
-                        if len < offset {
-                            return Err(std::io::Error::other(format!(
-                                "{} has {} bytes but the state directory records {} bytes of changes: the change log does not belong to this state directory",
-                                p.display(),
-                                len,
-                                offset
-                            )));
-                        }
-                        f.set_len(offset).map_err(|e| io_context(p, e))?;
-                        let mut f = f;
-                        use std::io::Seek;
-                        f.seek(std::io::SeekFrom::End(0)).map_err(|e| io_context(p, e))?;
-                        f
-                    }
-                };
-                changes_file = Some(f.try_clone().map_err(|e| io_context(p, e))?);
-                let w: Box<dyn Write + Send> = Box::new(f);
-                Some((p.to_path_buf(), BufWriter::with_capacity(1 << 20, w)))
+                let (w, f) = open_changes(p, resume, 1 << 20)?;
+                (Some((p.to_path_buf(), w)), f)
             }
         };
         if let Some(p) = output {
@@ -178,18 +204,7 @@ impl ResultSink {
     /// for stdout (`-`) 0 once flushed (what was written has been handed to the reader, and a
     /// restart continues after it); `None` without a change log.
     pub fn sync_changes(&mut self) -> std::io::Result<Option<u64>> {
-        match (&mut self.changes, &self.changes_file) {
-            (Some((path, w)), Some(f)) => {
-                w.flush().map_err(|e| io_context(path, e))?;
-                f.sync_data().map_err(|e| io_context(path, e))?;
-                Ok(Some(f.metadata().map_err(|e| io_context(path, e))?.len()))
-            }
-            (Some((path, w)), None) => {
-                w.flush().map_err(|e| io_context(path, e))?;
-                Ok(Some(0))
-            }
-            (None, _) => Ok(None),
-        }
+        sync_log(&mut self.changes, &self.changes_file)
     }
 
     /// Records epoch `epoch`'s changes; returns the number of change lines it produced.

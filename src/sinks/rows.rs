@@ -20,11 +20,11 @@
 //! assert_eq!(collected.unwrap()[2], RowChange { epoch: 1, key: "\"a\"".into(), value: "2".into(), diff: -1 });
 //! ```
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::types::format::RowFormat;
@@ -51,10 +51,15 @@ pub struct RowChange {
 pub struct RowSink {
     format: RowFormat,
     changes: Option<(PathBuf, BufWriter<Box<dyn Write + Send>>)>,
+    /// The change-log file itself (for syncing and its length), when it is a file.
+    changes_file: Option<File>,
     output: Option<PathBuf>,
     keep_state: bool,
-    state: BTreeMap<Row, Diff>,
+    /// The current rows: a count per row (unordered; sorted where it is written).
+    state: FxHashMap<Row, Diff>,
     collected: Option<Vec<RowChange>>,
+    /// A change line being written (reused).
+    line: String,
 }
 
 fn io_context(path: &Path, e: std::io::Error) -> std::io::Error {
@@ -71,15 +76,24 @@ impl RowSink {
         collect: bool,
         keep_state: bool,
     ) -> std::io::Result<Self> {
-        let changes = match changes {
-            None => None,
+        Self::new_resuming(format, changes, output, collect, keep_state, None)
+    }
+
+    /// Like [`RowSink::new`], but with `resume = Some(offset)` the change-log file is kept, cut
+    /// back to `offset` bytes, and appended to (a restart from a state directory).
+    pub fn new_resuming(
+        format: RowFormat,
+        changes: Option<&Path>,
+        output: Option<&Path>,
+        collect: bool,
+        keep_state: bool,
+        resume: Option<u64>,
+    ) -> std::io::Result<Self> {
+        let (changes, changes_file) = match changes {
+            None => (None, None),
             Some(p) => {
-                let w: Box<dyn Write + Send> = if p == Path::new("-") {
-                    Box::new(std::io::stdout())
-                } else {
-                    Box::new(File::create(p).map_err(|e| io_context(p, e))?)
-                };
-                Some((p.to_path_buf(), BufWriter::with_capacity(1 << 16, w)))
+                let (w, f) = super::open_changes(p, resume, 1 << 16)?;
+                (Some((p.to_path_buf(), w)), f)
             }
         };
         if let Some(p) = output {
@@ -90,18 +104,34 @@ impl RowSink {
         Ok(RowSink {
             format,
             changes,
+            changes_file,
             output: output.map(Path::to_path_buf),
             keep_state: output.is_some() || keep_state,
-            state: BTreeMap::new(),
+            state: FxHashMap::default(),
             collected: collect.then(Vec::new),
+            line: String::new(),
         })
     }
 
     /// Records epoch `epoch`'s changes (consolidated; per key retractions before insertions);
     /// with `write == false` the lines are not written (a restart's replay) but the state is
     /// kept. Returns the number of change lines.
-    pub fn epoch(&mut self, epoch: Time, mut changes: Vec<(Row, Diff)>, write: bool) -> std::io::Result<u64> {
-        changes.sort_unstable();
+    pub fn epoch(&mut self, epoch: Time, changes: Vec<(Row, Diff)>, write: bool) -> std::io::Result<u64> {
+        self.epoch_with(epoch, changes, write, None)
+    }
+
+    /// Like [`RowSink::epoch`], also appending the epoch's changes (its change-log lines, one
+    /// per copy, written or not) to `observed`.
+    pub fn epoch_with(
+        &mut self,
+        epoch: Time,
+        mut changes: Vec<(Row, Diff)>,
+        write: bool,
+        mut observed: Option<&mut Vec<RowChange>>,
+    ) -> std::io::Result<u64> {
+        // Consolidated by row; then per key retractions before insertions, by value (a stable
+        // sort of each key's run by sign keeps the value order).
+        changes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut merged: Vec<(Row, Diff)> = Vec::with_capacity(changes.len());
         for (row, diff) in changes {
             match merged.last_mut() {
@@ -110,29 +140,45 @@ impl RowSink {
             }
         }
         merged.retain(|x| x.1 != 0);
-        merged.sort_unstable_by(|(a, da), (b, db)| (&a.0, *da > 0, &a.1).cmp(&(&b.0, *db > 0, &b.1)));
+        for run in merged.chunk_by_mut(|a, b| a.0 .0 == b.0 .0) {
+            if run.len() > 1 {
+                run.sort_by_key(|(_, d)| *d > 0);
+            }
+        }
         let mut lines = 0u64;
-        for ((key, value), diff) in merged {
+        let epoch_text = epoch.to_string();
+        for (row, diff) in merged {
             let sign: i8 = if diff > 0 { 1 } else { -1 };
             let copies = diff.unsigned_abs() as u64;
             lines += copies;
             if let (Some((path, w)), true) = (&mut self.changes, write) {
-                let line = self.format.change_line(epoch, &key, &value, sign);
+                self.line.clear();
+                self.format.push_change_line_at(&mut self.line, &epoch_text, &row.0, &row.1, sign);
                 for _ in 0..copies {
-                    w.write_all(line.as_bytes()).map_err(|e| io_context(path, e))?;
+                    w.write_all(self.line.as_bytes()).map_err(|e| io_context(path, e))?;
                 }
             }
             if let (Some(c), true) = (&mut self.collected, write) {
                 for _ in 0..copies {
-                    c.push(RowChange { epoch, key: key.clone(), value: value.clone(), diff: sign });
+                    c.push(RowChange { epoch, key: row.0.clone(), value: row.1.clone(), diff: sign });
+                }
+            }
+            if let Some(o) = observed.as_deref_mut() {
+                for _ in 0..copies {
+                    o.push(RowChange { epoch, key: row.0.clone(), value: row.1.clone(), diff: sign });
                 }
             }
             if self.keep_state {
-                let row = (key, value);
-                let entry = self.state.entry(row.clone()).or_insert(0);
-                *entry += diff;
-                if *entry == 0 {
-                    self.state.remove(&row);
+                match self.state.get_mut(&row) {
+                    Some(n) => {
+                        *n += diff;
+                        if *n == 0 {
+                            self.state.remove(&row);
+                        }
+                    }
+                    None => {
+                        self.state.insert(row, diff);
+                    }
                 }
             }
         }
@@ -142,6 +188,12 @@ impl RowSink {
         Ok(lines)
     }
 
+    /// Flushes the change log and syncs it to disk; returns its length (0 for stdout), `None`
+    /// without a change log.
+    pub fn sync_changes(&mut self) -> std::io::Result<Option<u64>> {
+        super::sync_log(&mut self.changes, &self.changes_file)
+    }
+
     /// Writes the result file (a temporary file renamed into place) and returns the collected
     /// changes and the final state (sorted by key text, a row once per copy), if kept.
     #[allow(clippy::type_complexity)]
@@ -149,12 +201,14 @@ impl RowSink {
         if let Some((path, mut w)) = self.changes.take() {
             w.flush().map_err(|e| io_context(&path, e))?;
         }
+        let mut rows: Vec<(&Row, Diff)> = self.state.iter().map(|(r, &n)| (r, n)).collect();
+        rows.sort_unstable();
         if let Some(path) = &self.output {
             let tmp = super::temporary(path);
             {
                 let f = File::create(&tmp).map_err(|e| io_context(&tmp, e))?;
                 let mut w = BufWriter::with_capacity(1 << 16, f);
-                for ((key, value), &count) in &self.state {
+                for &((key, value), count) in &rows {
                     let line = self.format.result_line(key, value);
                     for _ in 0..count.max(0) {
                         w.write_all(line.as_bytes()).map_err(|e| io_context(&tmp, e))?;
@@ -167,7 +221,7 @@ impl RowSink {
         }
         let state = self.keep_state.then(|| {
             let mut out = Vec::new();
-            for (row, &count) in &self.state {
+            for &(row, count) in &rows {
                 for _ in 0..count.max(0) {
                     out.push(row.clone());
                 }

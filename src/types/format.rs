@@ -99,9 +99,31 @@ pub enum RowFormat {
 impl RowFormat {
     /// The change-log line of one change (with its line break).
     pub fn change_line(self, epoch: crate::types::Time, key: &str, value: &str, diff: i8) -> String {
+        let mut line = String::new();
+        self.push_change_line(&mut line, epoch, key, value, diff);
+        line
+    }
+
+    /// Appends the change-log line of one change (with its line break) to `out`.
+    pub fn push_change_line(self, out: &mut String, epoch: crate::types::Time, key: &str, value: &str, diff: i8) {
+        self.push_change_line_at(out, &epoch.to_string(), key, value, diff);
+    }
+
+    /// Like [`RowFormat::push_change_line`] with the epoch's text given (written once for all of
+    /// an epoch's lines).
+    pub fn push_change_line_at(self, out: &mut String, epoch: &str, key: &str, value: &str, diff: i8) {
+        let diff = if diff > 0 { "1" } else { "-1" };
         match self {
-            RowFormat::Text => format!("{epoch} {key} {value} {diff}\n"),
-            RowFormat::Json => format!("{{\"epoch\":{epoch},\"key\":{key},\"value\":{value},\"diff\":{diff}}}\n"),
+            RowFormat::Text => {
+                for part in [epoch, " ", key, " ", value, " ", diff, "\n"] {
+                    out.push_str(part);
+                }
+            }
+            RowFormat::Json => {
+                for part in ["{\"epoch\":", epoch, ",\"key\":", key, ",\"value\":", value, ",\"diff\":", diff, "}\n"] {
+                    out.push_str(part);
+                }
+            }
         }
     }
 
@@ -110,6 +132,66 @@ impl RowFormat {
         match self {
             RowFormat::Text => format!("{key} {value}\n"),
             RowFormat::Json => format!("{{\"key\":{key},\"value\":{value}}}\n"),
+        }
+    }
+}
+
+/// The SQL type a typed output's key or value is served as (`--serve`): integers as BIGINT,
+/// floats as DOUBLE PRECISION, everything else (strings, other `Display` values, JSON text) as
+/// TEXT.
+///
+/// ```
+/// use ripples::types::format::ColumnType;
+/// assert_eq!(ColumnType::of::<u32>(), ColumnType::Integer);
+/// assert_eq!(ColumnType::of::<f64>(), ColumnType::Float);
+/// assert_eq!(ColumnType::of::<String>(), ColumnType::Text);
+/// assert_eq!(ColumnType::of::<(u64, u64)>(), ColumnType::Text);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnType {
+    /// A Rust integer type: BIGINT (a value outside `i64` stops the serving run).
+    Integer,
+    /// `f32`, `f64` (and the typed dataflows' `Float`): DOUBLE PRECISION.
+    Float,
+    /// Any other type: its text.
+    Text,
+}
+
+impl ColumnType {
+    /// The column type of Rust type `T` (a primitive integer or float, else text).
+    pub fn of<T: 'static>() -> ColumnType {
+        use std::any::TypeId;
+        let t = TypeId::of::<T>();
+        let integers = [
+            TypeId::of::<u8>(),
+            TypeId::of::<u16>(),
+            TypeId::of::<u32>(),
+            TypeId::of::<u64>(),
+            TypeId::of::<u128>(),
+            TypeId::of::<usize>(),
+            TypeId::of::<i8>(),
+            TypeId::of::<i16>(),
+            TypeId::of::<i32>(),
+            TypeId::of::<i64>(),
+            TypeId::of::<i128>(),
+            TypeId::of::<isize>(),
+        ];
+        if integers.contains(&t) {
+            ColumnType::Integer
+        } else if t == TypeId::of::<f64>() || t == TypeId::of::<f32>() {
+            ColumnType::Float
+        } else {
+            ColumnType::Text
+        }
+    }
+
+    /// The type SQLite declares for the column (what `psql`'s `\d` shows as bigint, double
+    /// precision, text).
+    pub fn sqlite(self) -> &'static str {
+        match self {
+            ColumnType::Integer => "BIGINT",
+            ColumnType::Float => "REAL",
+            ColumnType::Text => "TEXT",
         }
     }
 }

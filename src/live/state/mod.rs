@@ -73,7 +73,7 @@ use std::path::{Path, PathBuf};
 
 pub use codec::SnapshotEntry;
 pub use error::DurabilityError;
-pub use mark::{read_mark, write_mark, ChangeLogMark, MARK_FILE};
+pub use mark::{read_mark, write_mark, ChangeLogMark, OutputsMark, MARK_FILE};
 pub use recovery::Recovered;
 
 use crate::types::Time;

@@ -45,7 +45,7 @@ pub(super) fn sqlite_error(e: rusqlite::Error, tables: &[String]) -> SqlError {
         return SqlError::new(
             state::UNDEFINED_COLUMN,
             format!(
-                "column \"{name}\" does not exist; the algorithm tables have vertex and value, epochs has epoch, updates, latency_ms, output_changes, completed_at, changes has epoch, algorithm, vertex, value, diff"
+                "column \"{name}\" does not exist; the algorithm tables have vertex and value, a typed output's table key and value, epochs has epoch, updates, latency_ms, output_changes, completed_at, changes has epoch, algorithm, vertex, value, diff"
             ),
         );
     }

@@ -2,7 +2,8 @@
 //! (its snapshot, as `+1` rows), then each epoch's changes as it completes, read from the
 //! mirror's change log, optionally with a progress row after every epoch.
 //!
-//! A row is `epoch, diff, vertex, value` in COPY's text format; a progress row is
+//! A row is `epoch, diff, vertex, value` (a typed output's: `epoch, diff, key, value`) in COPY's
+//! text format; a progress row is
 //! `epoch, 0, \N, \N`. A subscriber that falls behind the retained epochs gets a `LAGGING` error
 //! that says where to resume.
 
@@ -136,14 +137,13 @@ fn start(c: &Db, table: &Table, snapshot: bool, as_of: Option<Time>) -> Result<(
         check_as_of(c, &[at], &names)?;
         let mut buf = String::new();
         if snapshot {
-            let mut stmt = c
-                .prepare(&format!("SELECT vertex, value FROM {} ORDER BY vertex", mirror::as_of_sql(name, "?1")))
-                .map_err(err)?;
+            let mut stmt =
+                c.prepare(&format!("SELECT * FROM {} ORDER BY 1, 2", mirror::as_of_sql(name, "?1"))).map_err(err)?;
             let mut rows = stmt.query([at as i64]).map_err(err)?;
             while let Some(r) = rows.next().map_err(err)? {
-                let v: i64 = r.get(0).map_err(err)?;
+                let v: Value = r.get(0).map_err(err)?;
                 let value: Value = r.get(1).map_err(err)?;
-                buf.push_str(&format!("{at}\t1\t{v}\t{}\n", change_value(&value, table.format)));
+                buf.push_str(&format!("{at}\t1\t{}\t{}\n", copy_key(&v), copy_value(&value, table)));
             }
         }
         Ok((at, buf))
@@ -192,9 +192,9 @@ fn changes(
                 }
             }
             let d: i64 = r.get(1).map_err(err)?;
-            let v: i64 = r.get(2).map_err(err)?;
+            let v: Value = r.get(2).map_err(err)?;
             let value: Value = r.get(3).map_err(err)?;
-            buf.push_str(&format!("{e}\t{d}\t{v}\t{}\n", change_value(&value, table.format)));
+            buf.push_str(&format!("{e}\t{d}\t{}\t{}\n", copy_key(&v), copy_value(&value, table)));
             n += 1;
         }
         if progress {
@@ -205,6 +205,29 @@ fn changes(
         }
         Ok((buf, n))
     })
+}
+
+/// A key in COPY's text format.
+fn copy_key(v: &Value) -> String {
+    copy_escape(&super::encode::text(v))
+}
+
+/// A value in COPY's text format: as the change log writes it (a float of an algorithm table as
+/// `format_f64`; a typed output's as SQL holds it).
+fn copy_value(v: &Value, table: &Table) -> String {
+    match (v, table.columns) {
+        (_, None) => change_value(v, table.format),
+        (Value::Real(f), Some(_)) => f.to_string(),
+        (other, Some(_)) => copy_escape(&super::encode::text(other)),
+    }
+}
+
+/// Escapes text for COPY's text format (backslash, tab, line breaks).
+fn copy_escape(text: &str) -> String {
+    if !text.contains(['\\', '\t', '\n', '\r']) {
+        return text.to_string();
+    }
+    text.replace('\\', "\\\\").replace('\t', "\\t").replace('\n', "\\n").replace('\r', "\\r")
 }
 
 /// Appends the progress row of epoch `e` (`e, 0, \N, \N`: the epoch is complete).
