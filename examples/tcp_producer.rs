@@ -2,7 +2,7 @@
 //! run started in the same program (`ripples run wcc --listen ADDR` does the same from the
 //! command line).
 //!
-//! What it teaches — the protocol, one line each way (see `ripples::live` and the README):
+//! What it teaches — the protocol, one line each way (see `ripples::live` and book/src/live.md):
 //!
 //! * on connect the server says `ready E`: the epoch it accepts next;
 //! * the producer sends update lines (`+ src dst`, `- src dst`) and `commit`; the server answers

@@ -443,7 +443,7 @@ fn roots_as_data_from_a_records_file() {
     );
 }
 
-/// The README's typed example, verbatim inside a function, run over a small stream.
+/// The typed example of the book's library chapter (book/src/library.md), verbatim inside a function, run over a small stream.
 #[test]
 fn the_readme_example_runs() {
     fn readme() -> impl ripples::dataflow::Algorithm {

@@ -131,7 +131,7 @@ pub struct JobArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
     /// Live input: accept update lines from TCP producers at this address (a bare port binds
-    /// 127.0.0.1). See the README for the protocol.
+    /// 127.0.0.1). The protocol: book/src/live.md.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
     /// TCP producers must send `auth TOKEN` as their first line, TOKEN being this file's content
@@ -216,7 +216,7 @@ pub enum LateArg {
     Drop,
     /// Stop with an error naming the late update.
     Error,
-    /// Apply it at the watermark (see the README's event-time windows).
+    /// Apply it at the watermark (book/src/windows.md).
     Apply,
 }
 

@@ -8,7 +8,7 @@ use clap::Args;
 use crate::driver::profile::{Profile, Profiler};
 use crate::driver::{RunError, RunOptions};
 
-/// Monitoring and profiling flags (see the README, "See into a running job").
+/// Monitoring and profiling flags (book/src/monitoring.md).
 #[derive(Args, Debug, Clone, Default)]
 pub struct MonitorArgs {
     /// Serve Prometheus metrics (/metrics), a status API (/api/status, /api/epochs?since=E,

@@ -10,7 +10,7 @@ use crate::driver::{RunError, RunOptions};
 #[cfg_attr(not(feature = "serve"), allow(dead_code))]
 pub const PASSWORD_ENV: &str = "RIPPLES_SERVE_PASSWORD";
 
-/// Serving flags (see the README, "Query the results").
+/// Serving flags (book/src/serving.md).
 #[derive(Args, Debug, Clone, Default)]
 pub struct ServeArgs {
     /// Serve the maintained results as a live SQL database to PostgreSQL clients (psql, psycopg,

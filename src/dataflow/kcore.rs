@@ -47,7 +47,7 @@
 //! rest of the time's changes are applied and the core numbers peeled from scratch (`O(|E|)`),
 //! and a time with more changes than an eighth of the pairs (the initial graph) is peeled
 //! directly: a time never costs much more than a recomputation. On R-MAT scale 16 with epochs of
-//! 1,000 changes, p50 is 6.7× below a sequential recomputation (README). All of it is done by
+//! 1,000 changes, p50 is 6.7× below a sequential recomputation (the book's performance chapter). All of it is done by
 //! one worker. [`KCoreIterate`]: the arranged arcs, the degrees, and per round of the
 //! iteration the values that changed in that round; the number of rounds is at most the longest
 //! chain of decreases (about `n / 2` for a path of `n` vertices); an update re-evaluates, in

@@ -11,7 +11,7 @@
 //! [`Profiler::final_profile`] is the whole cluster's [`Profile`].
 //!
 //! Cost: one log record per operator invocation and per message, folded into hash maps on the
-//! worker's thread (measured in the `--profile` section of the README).
+//! worker's thread (measured in the book's chapter on metrics and profiles, `book/src/monitoring.md`).
 //!
 //! ```
 //! use ripples::driver::{self, profile::Profiler, MemoryStream, RunOptions};

@@ -143,7 +143,7 @@ pub struct DatasetSpec {
     pub time_format: Option<String>,
 }
 
-/// A user's system: a command line with placeholders (see the README's contract).
+/// A user's system: a command line with placeholders (see the book's experiments chapter).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CommandSpec {

@@ -109,7 +109,7 @@ fn an_unclosed_operator_is_a_syntax_error() {
 use proptest::prelude::*;
 use proptest::test_runner::{Config as ProptestConfig, RngSeed};
 
-/// The example statements of the README and of the serve tests, and psql's catalog queries.
+/// The example statements of the book's SQL chapter and of the serve tests, and psql's catalog queries.
 const EXAMPLES: &[&str] = &[
     "SELECT ripples_epoch()",
     "SELECT value AS component, count(*) AS size FROM wcc GROUP BY value ORDER BY size DESC LIMIT 3;",
