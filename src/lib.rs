@@ -78,6 +78,16 @@ pub mod sinks;
 pub mod sources;
 pub mod types;
 
+/// The README and the book's chapters with Rust blocks: each block runs as a doc-test
+/// (`cargo test --doc`).
+#[cfg(doctest)]
+pub mod book {
+    #[doc = include_str!("../README.md")]
+    pub struct Readme;
+    #[doc = include_str!("../book/src/library.md")]
+    pub struct Library;
+}
+
 pub use dataflow::typed::typed;
 pub use dataflow::{custom, Algorithm, GraphInput, ResultCollection};
 pub use driver::{run, RunError, RunOptions};
