@@ -401,6 +401,13 @@ fn bench_window_systems_agree() {
     let figures: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let systems: Vec<&str> = figures.iter().map(|f| f["system"].as_str().unwrap()).collect();
     assert_eq!(systems, ["ripples-window", "ripples", "recompute"]);
+    // Each result says what it was measured with and when.
+    for f in &figures {
+        let env = &f["environment"];
+        assert!(env["git_rev"].is_string() && env["cores"].as_u64() > Some(0), "{f}");
+        assert!(env["captured_at"].as_str().is_some_and(|d| d.len() == 20 && d.ends_with('Z')), "{f}");
+        assert!(env["load_average"].as_str().is_some_and(|l| l.split(' ').count() == 3), "{f}");
+    }
     for f in &figures {
         assert_eq!(f["agrees"], serde_json::Value::Bool(true), "{}", f);
         assert_eq!(f["epochs"], figures[1]["epochs"], "{}", f);

@@ -40,6 +40,7 @@
 
 pub mod child;
 pub mod dense;
+pub mod env;
 mod error;
 pub mod plot;
 pub mod reference;

@@ -104,6 +104,9 @@ pub struct SystemResult {
     /// the run, as its run summary counts them; `None` where the system did not run that path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wcc_fallbacks: Option<u64>,
+    /// The code and machine it was measured on, and when (set by `ripples bench`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<super::env::Environment>,
 }
 
 impl SystemResult {

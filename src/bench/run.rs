@@ -20,6 +20,8 @@ pub struct BenchOptions {
 /// complete systems agree.
 pub fn run_bench(options: &BenchOptions) -> Result<(Vec<SystemResult>, bool), BenchError> {
     let exe = std::env::current_exe().map_err(BenchError::CurrentExe)?;
+    // Before any system runs: the load of the machine, not of the bench itself.
+    let environment = super::env::Environment::capture();
     let dir = tempfile_dir()?;
     let mut results = Vec::new();
     let s = &options.scenario;
@@ -45,6 +47,7 @@ pub fn run_bench(options: &BenchOptions) -> Result<(Vec<SystemResult>, bool), Be
             result.latency.p99_ms,
             if result.partial { " (partial: time limit reached)" } else { "" }
         );
+        let result = SystemResult { environment: Some(environment.clone()), ..result };
         results.push((result, state));
     }
     // Compare the final results of all complete systems with the first complete one.

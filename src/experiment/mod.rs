@@ -18,7 +18,8 @@
 pub mod compare;
 pub mod config;
 pub mod data;
-pub mod env;
+/// The environment records carry (shared with `ripples bench`: [`crate::bench::env`]).
+pub use crate::bench::env;
 pub mod output;
 pub mod record;
 pub mod runner;

@@ -1,5 +1,6 @@
-//! The environment every record carries: the code (git revision, dirty tree, rustc, profile,
-//! timely and differential versions) and the machine (CPU model, cores, memory, kernel).
+//! The environment every measurement carries (`ripples bench --json`, experiment records): the
+//! code (git revision, dirty tree, rustc, profile, timely and differential versions), the machine
+//! (CPU model, cores, memory, kernel), its load and the date.
 
 use std::process::Command;
 
@@ -32,8 +33,27 @@ pub struct Environment {
     pub memory_bytes: u64,
     /// The kernel release (`/proc/sys/kernel/osrelease`; empty if unreadable).
     pub kernel: String,
-    /// `uptime`'s load averages (1, 5, 15 minutes) when the experiment started.
+    /// `uptime`'s load averages (1, 5, 15 minutes) when the measurement started.
     pub load_average: String,
+    /// When it was captured, UTC (`2026-12-04T19:08:00Z`; empty in records made before).
+    #[serde(default)]
+    pub captured_at: String,
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC; the proleptic Gregorian calendar).
+pub fn utc(secs: u64) -> String {
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days to a civil date (H. Hinnant's algorithm, for days since 1970-01-01).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
 }
 
 /// The lock file the binary was built with (the pinned versions of timely and differential).
@@ -87,6 +107,10 @@ impl Environment {
             load_average: std::fs::read_to_string("/proc/loadavg")
                 .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
                 .unwrap_or_default(),
+            captured_at: utc(std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0)),
         }
     }
 
@@ -110,6 +134,16 @@ impl Environment {
 
 #[cfg(test)]
 mod tests {
+    /// Against dates known independently (`date -u -d @SECS`).
+    #[test]
+    fn utc_dates() {
+        assert_eq!(super::utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(super::utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(super::utc(1_291_640_400), "2010-12-06T13:00:00Z");
+        assert_eq!(super::utc(1_796_425_689), "2026-12-04T23:08:09Z");
+        assert_eq!(super::utc(4_107_542_399), "2100-02-28T23:59:59Z");
+    }
+
     #[test]
     fn pinned_versions_from_the_lock_file() {
         assert_eq!(super::locked_version("timely"), "0.32.0");
