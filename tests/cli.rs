@@ -476,3 +476,74 @@ fn the_cli_reference_is_current_and_has_every_run_flag() {
     }
     assert!(flags > 40, "only {flags} flags found in ripples run --help");
 }
+
+/// The book's `--stats` reference lists exactly the fields of the records (every field set, so a
+/// new one must be added here and there: the struct literals below have no `..`).
+#[test]
+fn the_stats_reference_lists_every_field() {
+    use ripples::types::stats::{EpochStats, LatencySummary, RunSummary};
+    let epoch = EpochStats {
+        epoch: 1,
+        updates: 1,
+        latency_ms: 1.0,
+        busy_ms: Some(1.0),
+        output_changes: 1,
+        rss_bytes: 1,
+        watermark: Some(1),
+        late: Some(1),
+        observer_lag: Some(1),
+        vertices: Some(1),
+        edges: Some(1),
+        triangles: Some(1),
+        wcc_fallbacks: Some(1),
+        epochs_behind: Some(1),
+    };
+    let summary = RunSummary {
+        summary: true,
+        algorithm: "wcc".into(),
+        workers: 1,
+        processes: 1,
+        epochs: 1,
+        partial: false,
+        updates: 1,
+        initial_edges: 1,
+        update_seconds: 1.0,
+        updates_per_sec: 1.0,
+        latency: LatencySummary::default(),
+        load_seconds: 1.0,
+        load_mb_per_sec: 1.0,
+        load_edges_per_sec: 1.0,
+        initial_seconds: 1.0,
+        peak_rss_bytes: 1,
+        peak_rss_bytes_all_processes: Some(1),
+        output_changes: 1,
+        wall_seconds: 1.0,
+        late_updates: Some(1),
+        end_seconds: Some(1.0),
+        max_observer_lag: Some(1),
+        vertices: Some(1),
+        edges: Some(1),
+        triangles: Some(1),
+        wcc_fallbacks: Some(1),
+    };
+    let book = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/reference.md")).unwrap();
+    let (per_epoch, summary_part) = book.split_once("Summary:").unwrap();
+    let documented = |text: &str| -> std::collections::BTreeSet<String> {
+        text.lines()
+            .filter(|l| l.starts_with("| `"))
+            .flat_map(|l| {
+                l.split('|')
+                    .nth(1)
+                    .unwrap()
+                    .split(',')
+                    .map(|f| f.trim().trim_matches('`').to_string())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let keys = |v: serde_json::Value| -> std::collections::BTreeSet<String> {
+        v.as_object().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(documented(per_epoch.split("Per epoch:").nth(1).unwrap()), keys(serde_json::to_value(&epoch).unwrap()));
+    assert_eq!(documented(summary_part), keys(serde_json::to_value(&summary).unwrap()));
+}
