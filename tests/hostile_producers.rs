@@ -158,16 +158,7 @@ struct TlsProducer {
 
 impl TlsProducer {
     fn connect(port: u16, cert: &rcgen::CertifiedKey) -> TlsProducer {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(cert.cert.der().clone()).unwrap();
-        let config =
-            rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .unwrap()
-                .with_root_certificates(roots)
-                .with_no_client_auth();
-        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-        let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+        let conn = tls_client(cert);
         let tcp = loop {
             if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
                 break s;

@@ -749,16 +749,7 @@ fn profile_every_writes_the_profile_while_the_run_goes_on() {
 
 /// `GET path` over TLS (trusting `cert`), with a bearer `token`: `(status, body)`.
 fn get_tls(addr: &str, cert: &rcgen::CertifiedKey, path: &str, token: &str) -> (u16, String) {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(cert.cert.der().clone()).unwrap();
-    let config =
-        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let conn = common::process::tls_client(cert);
     let tcp = TcpStream::connect(addr).unwrap();
     tcp.set_read_timeout(Some(PATIENCE)).unwrap();
     let mut tls = rustls::StreamOwned::new(conn, tcp);

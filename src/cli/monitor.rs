@@ -69,14 +69,7 @@ fn input(e: impl Into<String>) -> RunError {
 impl MonitorArgs {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     fn token(&self) -> Result<Option<String>, RunError> {
-        let Some(path) = &self.http_auth_token_file else { return Ok(None) };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| RunError::Other(format!("cannot read {}: {}", path.display(), e)))?;
-        let token = text.trim();
-        if token.is_empty() || token.contains(char::is_whitespace) {
-            return Err(input(format!("{}: the token must be one word, not empty", path.display())));
-        }
-        Ok(Some(token.to_string()))
+        self.http_auth_token_file.as_deref().map(super::args::read_token).transpose()
     }
 
     /// Starts the server if asked (process 0 only), and the profiler if `--profile` or `--http`

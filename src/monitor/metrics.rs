@@ -307,14 +307,11 @@ fn scrape_time(profile: Option<&Profile>, live: Option<&LiveCounters>) -> Regist
     registry.register("operator_records_out", "Per operator (all workers): records sent", records_out);
     let records = Family::<Labels, Gauge>::default();
     let batches = Family::<Labels, Gauge>::default();
+    let addresses: std::collections::HashMap<(usize, usize), &[usize]> =
+        profile.operators.iter().map(|o| ((o.worker, o.id), o.addr.as_slice())).collect();
     for a in &profile.arrangements {
-        let addr = profile
-            .operators
-            .iter()
-            .find(|o| o.worker == a.worker && o.id == a.operator)
-            .map(|o| o.addr.clone())
-            .unwrap_or_default();
-        let mut labels = operator_labels(&addr, &a.name);
+        let addr = addresses.get(&(a.worker, a.operator)).copied().unwrap_or_default();
+        let mut labels = operator_labels(addr, &a.name);
         labels.push(("worker".to_string(), a.worker.to_string()));
         records.get_or_create(&labels).set(a.records);
         batches.get_or_create(&labels).set(a.batches);

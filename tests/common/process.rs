@@ -140,3 +140,17 @@ impl Producer {
         Ok(line)
     }
 }
+
+/// A TLS client session to "localhost" that trusts only `cert` (the tests' self-signed server).
+pub fn tls_client(cert: &rcgen::CertifiedKey) -> rustls::ClientConnection {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.cert.der().clone()).unwrap();
+    let config =
+        rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap()
+}
