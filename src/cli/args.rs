@@ -209,18 +209,6 @@ pub struct JobArgs {
     pub monitor: monitor::MonitorArgs,
 }
 
-/// A token file (`--auth-token-file`, `--http-auth-token-file`): its content, surrounding
-/// whitespace trimmed, one word.
-pub(super) fn read_token(path: &std::path::Path) -> Result<String, RunError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| RunError::Other(format!("cannot read {}: {}", path.display(), e)))?;
-    let token = text.trim();
-    if token.is_empty() || token.contains(char::is_whitespace) {
-        return Err(RunError::Input(format!("{}: the token must be one word, not empty", path.display())));
-    }
-    Ok(token.to_string())
-}
-
 /// `--late`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LateArg {
@@ -281,7 +269,7 @@ impl JobArgs {
 
     /// The token of `--auth-token-file`, read and trimmed.
     fn auth_token(&self) -> Result<Option<String>, RunError> {
-        self.auth_token_file.as_deref().map(read_token).transpose()
+        self.auth_token_file.as_deref().map(super::token::read_token).transpose()
     }
     /// The run's configuration as `--http`'s `/api/status` shows it.
     pub fn describe(&self, algorithms: &[String]) -> serde_json::Value {

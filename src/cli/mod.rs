@@ -16,6 +16,7 @@ mod graphalytics;
 mod monitor;
 mod run;
 mod serve;
+mod token;
 mod workers;
 
 pub use args::{Cli, Command, GenCommand, JobArgs, LateArg, LayoutArgs, RunArgs, RUN_WORKERS};

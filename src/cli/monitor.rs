@@ -69,7 +69,7 @@ fn input(e: impl Into<String>) -> RunError {
 impl MonitorArgs {
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
     fn token(&self) -> Result<Option<String>, RunError> {
-        self.http_auth_token_file.as_deref().map(super::args::read_token).transpose()
+        self.http_auth_token_file.as_deref().map(super::token::read_token).transpose()
     }
 
     /// Starts the server if asked (process 0 only), and the profiler if `--profile` or `--http`
