@@ -62,10 +62,14 @@ struct HostArgs {
 /// the `(vertex, u64)` output or as a JSON output (the three ways timed against each other:
 /// `cargo test --release --test typed_program --no-run`, then `typed_program host SHAPE ...`).
 fn host(shape: &str, flags: Vec<String>) -> i32 {
+    let records = shape == "records";
     let shape = shape.to_string();
     let deg = ripples::dataflow::typed::typed("deg", move |input, out| {
+        let watched = ripples::dataflow::typed::live_records(&input, parse_vertex).distinct().map(|v| (v, ()));
         let degree = input.edges.map(|(s, _, _)| s).count().map(|(v, n)| (v, n as u64));
-        if shape == "huge" {
+        if shape == "records" {
+            out.display("out", degree.clone().join(watched).map(|(v, (d, ()))| (v, d)));
+        } else if shape == "huge" {
             out.display("out", degree.clone().map(|(v, d)| (u64::MAX - v, d)));
         } else if shape == "vertex" {
             out.vertex(degree.clone(), ripples::types::format::ValueFormat::Integer);
@@ -83,8 +87,14 @@ fn host(shape: &str, flags: Vec<String>) -> i32 {
         }
         Ok::<(), String>(())
     });
+    let deg = if records { deg.with_records(parse_vertex) } else { deg };
     let args = HostArgs::parse_from(std::iter::once("host".to_string()).chain(flags));
     ripples::cli::exit_status(ripples::cli::run_job(&args.job, deg))
+}
+
+/// The record input's parser of shape `records`: a record names a vertex to watch.
+fn parse_vertex(text: &str) -> Result<u64, String> {
+    text.parse().map_err(|e| format!("{text:?} is not a vertex: {e}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -658,6 +668,163 @@ fn a_key_beyond_bigint_stops_the_served_run() {
     );
 }
 
+/// Live records (shape `records`: the out-degree of each vertex a record names): every epoch's
+/// text adds record lines (`record + V`, `record - V` of a present one) to the edge lines.
+/// Returns the texts and, per epoch (0: empty), the watched vertices' out-degrees.
+fn record_texts(seed: u64) -> (Vec<String>, Vec<BTreeMap<u64, u64>>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let edge_texts = texts(seed);
+    let degrees = oracle(&edge_texts);
+    let mut watched: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut texts = Vec::new();
+    let mut expected = vec![BTreeMap::new()];
+    for (i, edges) in edge_texts.iter().enumerate() {
+        let mut text = String::new();
+        // A record line before each third of the epoch's edge lines.
+        let lines: Vec<&str> = edges.lines().collect();
+        for chunk in lines.chunks(BATCH / 3) {
+            let present: Vec<u64> = watched.keys().copied().collect();
+            if !present.is_empty() && rng.gen_bool(0.25) {
+                let v = present[rng.gen_range(0..present.len())];
+                text += &format!("record - {v}\n");
+                let n = watched.get_mut(&v).unwrap();
+                *n -= 1;
+                if *n == 0 {
+                    watched.remove(&v);
+                }
+            } else {
+                let v = rng.gen_range(0..12u64);
+                text += &format!("record + {v}\n");
+                *watched.entry(v).or_default() += 1;
+            }
+            for line in chunk {
+                text += line;
+                text += "\n";
+            }
+        }
+        texts.push(text);
+        let state = &degrees[i + 1].0;
+        expected.push(state.iter().filter(|(v, _)| watched.contains_key(v)).map(|(&v, &d)| (v, d)).collect());
+    }
+    (texts, expected)
+}
+
+/// One uninterrupted live run of shape `records` over `texts` into `dir`, with `extra` flags
+/// (`-n 2`: a second process joins from a hostfile).
+fn uninterrupted_records_run(files: &Files, texts: &[String], dir: &Path, extra: &[&str]) {
+    let port = free_port();
+    let mut args: Vec<String> = vec!["--listen".into(), port.to_string(), "--output-dir".into(), s(dir)];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let cluster = extra.contains(&"-n");
+    let mut runs = Vec::new();
+    if cluster {
+        let (hostfile, _) = two_process_hostfile(files);
+        args.extend(["--hostfile".into(), s(&hostfile)]);
+        for p in [0, 1] {
+            let flags: Vec<String> = args.iter().cloned().chain(["-p".into(), p.to_string()]).collect();
+            let err = dir.with_extension(format!("p{p}.err"));
+            runs.push((start("records", &flags, &err, false), err));
+        }
+    } else {
+        let err = dir.with_extension("err");
+        runs.push((start("records", &args, &err, false), err));
+    }
+    let (mut p, _) = Producer::connect_retry(port);
+    send_epochs(&mut p, texts, 1, texts.len() as u64);
+    p.send("end\n").unwrap();
+    let _ = p.line();
+    for (mut run, err) in runs {
+        let status = wait_exit(&mut run, PATIENCE, "an uninterrupted run");
+        assert!(status.success(), "{extra:?}: {}", read(&err));
+    }
+}
+
+/// Live records over TCP: an uninterrupted run checked against the plain computation at every
+/// epoch (and, for one seed, two workers and two processes writing the same files); then the same epochs with refused record lines (a record the parser refuses, the
+/// deletion of an absent record: `error N` naming it, the producer's pending lines of the epoch
+/// not applied) and a SIGKILL + restart from the state directory (snapshots every 2 epochs,
+/// records included): the files byte-identical to the uninterrupted run.
+fn live_records_trial(seed: u64) {
+    let files = Files::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let (texts, expected) = record_texts(seed);
+    // Every edge line is accounted for.
+    let edge_lines = |t: &String| t.lines().filter(|l| !l.starts_with("record")).count();
+    assert_eq!(texts.iter().map(edge_lines).sum::<usize>(), EPOCHS * BATCH, "seed {seed}");
+    let dir = files.path("ref");
+    uninterrupted_records_run(&files, &texts, &dir, &[]);
+    let changes = read(&dir.join("deg.out.changes"));
+    let got = states(&text_changes(&changes), EPOCHS as u64);
+    let watching = expected.iter().filter(|e| !e.is_empty()).count();
+    assert!(watching >= EPOCHS / 3, "seed {seed}: a stream that watches little ({watching} epochs)");
+    for (epoch, want) in expected.iter().enumerate() {
+        assert_eq!(&got[epoch], want, "seed {seed}: deg.out at epoch {epoch}");
+    }
+    let reference = ["deg.out.changes", "deg.out.out"].map(|n| (n, read(&dir.join(n))));
+    if seed == 7300 {
+        // Two workers, and two processes of one worker each, write what one worker writes.
+        for (name, extra) in [("w2", vec!["-w", "2"]), ("n2", vec!["-n", "2"])] {
+            let dir = files.path(name);
+            uninterrupted_records_run(&files, &texts, &dir, &extra);
+            for (file, text) in &reference {
+                assert_eq!(&read(&dir.join(file)), text, "seed {seed}: {file} with {extra:?}");
+            }
+        }
+    }
+
+    let port = free_port();
+    let (state, dir) = (files.path("state"), files.path("out"));
+    let mut args: Vec<String> = vec!["--listen".into(), port.to_string(), "--state-dir".into(), s(&state)];
+    args.extend(["--output-dir".into(), s(&dir), "--snapshot-every".into(), "2".into()]);
+    let mut first = start("records", &args, &files.path("1.err"), false);
+    let (mut p, _) = Producer::connect_retry(port);
+    p.send("record + 3\n+ 1 2\nrecord + x\n").unwrap();
+    let reply = p.line().unwrap();
+    assert!(reply.starts_with("error 3: bad record \"x\": \"x\" is not a vertex"), "seed {seed}: {reply}");
+    p.send("record - 11\n").unwrap();
+    let reply = p.line().unwrap();
+    assert_eq!(reply, "error 4: cannot delete record \"11\": no copy of it is present", "seed {seed}");
+    let acked = rng.gen_range(2..EPOCHS as u64 - 1);
+    send_epochs(&mut p, &texts, 1, acked);
+    wait_written(&state, rng.gen_range(1..=acked));
+    first.kill().unwrap();
+    let _ = first.wait();
+    drop(p);
+
+    let mut second = start("records", &args, &files.path("2.err"), false);
+    let (mut p, ready) = Producer::connect_retry(port);
+    assert_eq!(ready, acked + 1, "seed {seed}: every acknowledged epoch is durable");
+    send_epochs(&mut p, &texts, ready, EPOCHS as u64);
+    p.send("end\n").unwrap();
+    let _ = p.line();
+    let status = wait_exit(&mut second, PATIENCE, "the restarted run");
+    assert!(status.success(), "seed {seed}: {}", read(&files.path("2.err")));
+    for (name, text) in &reference {
+        assert_eq!(&read(&dir.join(name)), text, "seed {seed}: {name} (killed after {acked})");
+    }
+}
+
+/// A followed file with a record the parser refuses: the run stops with the file, the line and
+/// the parser's message, and the open epoch is not applied; a run whose dataflow reads no
+/// records refuses a record line.
+fn refused_records_on_a_followed_file() {
+    let files = Files::new();
+    let followed = files.write("f.txt", "+ 1 2\nrecord + 1\ncommit\n+ 1 3\nrecord + one\ncommit\nend\n");
+    for (shape, line, problem) in [
+        ("records", 5, "bad record \"one\": \"one\" is not a vertex: invalid digit found in string"),
+        ("one", 2, "this run takes no records (no dataflow of it has a record input)"),
+    ] {
+        let dir = files.path(shape);
+        let out = program(shape).args(["--follow", &s(&followed), "--output-dir", &s(&dir), "-q"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{shape}: {err}");
+        assert!(err.contains(&format!("{}:{line}: {problem}", followed.display())), "{shape}: {err}");
+        assert_eq!(err.lines().count(), 1, "{shape}: one line: {err}");
+    }
+    // The records run applied epoch 1 (vertex 1 watched, out-degree 1), not epoch 2.
+    assert_eq!(read(&files.path("records").join("deg.out.changes")), "1 1 1 1\n");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("host") {
@@ -683,6 +850,11 @@ fn main() {
         ),
         ("typed_outputs_are_served_tables", Box::new(typed_outputs_are_served_tables)),
         ("a_key_beyond_bigint_stops_the_served_run", Box::new(a_key_beyond_bigint_stops_the_served_run)),
+        (
+            "live_records_over_tcp_survive_refusals_and_a_sigkill",
+            Box::new(|| (0..3).for_each(|t| live_records_trial(7300 + t))),
+        ),
+        ("refused_records_on_a_followed_file", Box::new(refused_records_on_a_followed_file)),
     ];
     for (name, test) in tests.iter().filter(|(n, _)| n.contains(&filter)) {
         let started = std::time::Instant::now();

@@ -65,6 +65,9 @@ pub type Position = (Time, u64, u64);
 /// Every edge copy the stream inserted, with its [`Position`] ([`GraphInput::arrivals`]).
 pub type ArrivalCollection<'a> = VecCollection<'a, Time, (Position, Edge), Diff>;
 
+/// The records of the run's record input, as their text ([`GraphInput::records`]).
+pub type RecordCollection<'a> = VecCollection<'a, Time, String, Diff>;
+
 /// Collections derived from the input that several algorithms of one run share (built on first
 /// use; later users get the same arrangement).
 #[derive(Default)]
@@ -101,6 +104,11 @@ pub struct GraphInput<'a> {
     /// result depends on arrival order ([`Algorithm::arrival_order`]); the driver feeds it only
     /// when one of them runs (`None` otherwise), always over insert-only unwindowed streams.
     pub arrivals: Option<ArrivalCollection<'a>>,
+    /// The run's record input: the text of every record accepted from live input (`record +
+    /// TEXT` lines, `Job::push_record`), each entering at its epoch and fed once (by the first
+    /// worker of process 0); the driver feeds it only when an algorithm reads records
+    /// ([`Algorithm::record_check`]), `None` otherwise.
+    pub records: Option<RecordCollection<'a>>,
     /// In a cluster, the number of workers in each process (workers `0..w` are process 0's):
     /// an algorithm may then keep a stage that meets worker 0's output in process 0, so that
     /// no epoch waits for a network round trip. `None` in one process (or when unknown).
@@ -119,6 +127,7 @@ impl<'a> GraphInput<'a> {
             insert_only,
             edge_lifetime: None,
             arrivals: None,
+            records: None,
             process_workers: None,
             counts: None,
             shared: Default::default(),
@@ -128,6 +137,12 @@ impl<'a> GraphInput<'a> {
     /// Attaches the edge copies in arrival order (see [`GraphInput::arrivals`]).
     pub fn with_arrivals(mut self, arrivals: Option<ArrivalCollection<'a>>) -> Self {
         self.arrivals = arrivals;
+        self
+    }
+
+    /// Attaches the run's record input (see [`GraphInput::records`]).
+    pub fn with_records(mut self, records: Option<RecordCollection<'a>>) -> Self {
+        self.records = records;
         self
     }
 
@@ -273,6 +288,13 @@ pub trait Algorithm: Send + Sync + 'static {
     /// runs, a stream that deletes edges or is windowed.
     fn arrival_order(&self) -> bool {
         false
+    }
+    /// The check each record of the run's record input must pass, when this algorithm reads
+    /// records ([`GraphInput::records`]; typed dataflows: [`typed::Typed::with_records`]);
+    /// `None` (the default): it reads none. The driver then feeds the record input and accepts
+    /// `record + TEXT` lines on live input.
+    fn record_check(&self) -> Option<crate::types::RecordCheck> {
+        None
     }
     /// The parameters that shape this algorithm's dataflow, as text (empty: none). The
     /// processes of a cluster must build the same dataflow: before anything is loaded, every
@@ -448,6 +470,9 @@ macro_rules! forward_algorithm {
             }
             fn arrival_order(&self) -> bool {
                 (**self).arrival_order()
+            }
+            fn record_check(&self) -> Option<crate::types::RecordCheck> {
+                (**self).record_check()
             }
             fn parameters(&self) -> String {
                 (**self).parameters()

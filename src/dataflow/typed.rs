@@ -32,14 +32,15 @@
 //! driver, the exchange to the writing worker and the sinks see one row type, `(String, String)`,
 //! and the sink writes each change line into one reused buffer. Every output change therefore
 //! allocates its key and value text and ships them to the writer, where the `(vertex, u64)` path
-//! ships two integers. Measured (release, out-degree of an R-MAT scale-14 graph, `ripples gen
-//! rmat --scale 14`, under 300,000 updates, `ripples gen updates --count 300000
-//! --delete-fraction 0.5`, in epochs of 1,000: 540,483 output changes, change log written; a
-//! shared 2-core machine at load 2.7-3.4, median of 5 alternating runs; `tests/typed_program.rs`
-//! hosts the three forms): with 1 worker 1.19 M updates/s as `(vertex, u64)`, 1.00 M through
-//! [`Outputs::display`] (1.19x), 1.04 M through [`Outputs::json`] (1.15x); with 2 workers 1.63 M,
-//! 1.04 M (1.56x) and 0.92 M (1.78x) (one worker, the writing one, sorts and writes every row's
-//! text). An output-heavy dataflow pays that much, one whose work is not in its output changes
+//! ships two integers. Measured (release build, quiet 2-core machine, load 1.0-1.9: out-degree
+//! of an R-MAT scale-14 graph, `ripples gen rmat --scale 14`, under 300,000 updates, `ripples
+//! gen updates --count 300000 --delete-fraction 0.5`, in epochs of 1,000, change log and result
+//! file written; `tests/typed_program.rs` hosts the three forms, 5 alternating runs each): with
+//! 1 worker 1.16 M updates/s as `(vertex, u64)`, 0.96 M through [`Outputs::display`] (1.21x),
+//! 0.89 M through [`Outputs::json`] (1.31x); with 2 workers 1.93 M, 1.31 M (1.47x) and 1.24 M
+//! (1.56x): the writing worker sorts every row's text, keeps the rows' state in a hash map and
+//! writes the lines, while the other worker waits for it about 40% of its time. An output-heavy
+//! dataflow pays that much, one whose work is not in its output changes
 //! pays little. Rows are consolidated and ordered by their text (byte order of the rendered key,
 //! then retractions before insertions, then the rendered value), not by `K`'s own order; two
 //! values that render alike are one row.
@@ -90,7 +91,7 @@ use serde::Serialize;
 
 use super::{Algorithm, GraphInput, ResultCollection, ValueFormat};
 pub use crate::types::format::{ColumnType, RowFormat};
-use crate::types::{Diff, Time};
+use crate::types::{Diff, RecordCheck, Time};
 
 /// A rendered output record: the key's text and the value's text.
 pub type Row = (String, String);
@@ -421,7 +422,28 @@ fn column<T: 'static>() -> ColumnType {
 pub struct Typed<F, E> {
     name: String,
     build: F,
+    /// The record input's check, when the dataflow reads records ([`Typed::with_records`]).
+    records: Option<RecordCheck>,
     error: PhantomData<fn() -> E>,
+}
+
+impl<F, E> Typed<F, E> {
+    /// Declares that the dataflow reads the run's record input, whose records `parse` reads:
+    /// live input then accepts `record + TEXT` and `record - TEXT` lines (TCP, `--follow`,
+    /// stdin) and [`Job::push_record`](crate::job::Job::push_record), and each record's text
+    /// must pass `parse` before its line is accepted (an error names the producer or source, the
+    /// line and `parse`'s message, and nothing of that epoch is applied, as for a bad edge
+    /// line). A deletion must find a copy of its record present. Records are logged to the
+    /// state directory and recovered exactly like edges. The dataflow reads them with
+    /// [`live_records`] (with the same `parse`). Not in windowed streams (a record line is
+    /// refused there).
+    pub fn with_records<R, RE: Display>(
+        mut self,
+        parse: impl Fn(&str) -> Result<R, RE> + Send + Sync + 'static,
+    ) -> Self {
+        self.records = Some(RecordCheck::from_parser(parse));
+        self
+    }
 }
 
 /// Wraps a closure that builds a dataflow's outputs as an [`Algorithm`] (see the module docs).
@@ -442,7 +464,7 @@ where
     F: for<'a> Fn(GraphInput<'a>, &mut Outputs<'a>) -> Result<(), E> + Send + Sync + 'static,
     E: Display + 'static,
 {
-    Typed { name: name.to_string(), build, error: PhantomData }
+    Typed { name: name.to_string(), build, records: None, error: PhantomData }
 }
 
 impl<F, E> Algorithm for Typed<F, E>
@@ -461,6 +483,9 @@ where
             Ok(Outputs { vertex: Some((result, _)), .. }) => result,
             _ => empty,
         }
+    }
+    fn record_check(&self) -> Option<RecordCheck> {
+        self.records.clone()
     }
     fn build_outputs<'a>(&self, input: GraphInput<'a>) -> Result<Outputs<'a>, String> {
         let mut outputs = Outputs::default();
@@ -566,4 +591,52 @@ pub fn records<'a, R: Data>(input: &GraphInput<'a>, updates: Vec<(R, Time, Diff)
         },
     )
     .as_collection()
+}
+
+/// The run's record input (see [`Typed::with_records`]) read by `parse`: each record accepted
+/// from live input (`record + TEXT` lines, [`Job::push_record`](crate::job::Job::push_record))
+/// enters at its epoch. `parse` must be the parser given to [`Typed::with_records`], which
+/// every record has passed before it was accepted (a record it would refuse is left out). Empty
+/// when the run has no record input (files, or a dataflow that did not declare one).
+///
+/// ```
+/// use ripples::dataflow::bfs::hops;
+/// use ripples::dataflow::typed::{live_records, typed};
+/// use ripples::job::Job;
+/// // Hops from the roots the program pushes as records.
+/// let parse = |s: &str| s.parse::<u64>().map_err(|e| format!("{s:?} is not a vertex: {e}"));
+/// let bfs = typed("bfs", move |input, out| {
+///     let roots = live_records(&input, parse);
+///     out.display("hops", hops(input.edges.map(|(s, d, _)| (s, d)), roots));
+///     Ok::<(), String>(())
+/// })
+/// .with_records(parse);
+/// let mut job = Job::builder().algorithm(bfs).start().unwrap();
+/// for (s, d) in [(1, 2), (2, 3), (3, 4)] {
+///     job.insert(s, d).unwrap();
+/// }
+/// job.push_record("1").unwrap();
+/// let e = job.commit().unwrap();
+/// job.wait(e).unwrap();
+/// assert_eq!(job.rows_as::<u64, u64>("bfs.hops").unwrap(), [(1, 0), (2, 1), (3, 2), (4, 3)]);
+/// // The root moves: one epoch deletes a record and inserts another.
+/// job.remove_record("1").unwrap();
+/// job.push_record("3").unwrap();
+/// let e = job.commit().unwrap();
+/// job.wait(e).unwrap();
+/// assert_eq!(job.rows_as::<u64, u64>("bfs.hops").unwrap(), [(3, 0), (4, 1)]);
+/// // A record the parser refuses stops the stream, naming the record.
+/// job.push_record("x").unwrap();
+/// let e = job.commit().and_then(|e| job.wait(e)).unwrap_err();
+/// assert!(e.to_string().contains("bad record \"x\": \"x\" is not a vertex"), "{e}");
+/// ```
+pub fn live_records<'a, R, E, P>(input: &GraphInput<'a>, parse: P) -> VecCollection<'a, Time, R, Diff>
+where
+    R: Data,
+    P: Fn(&str) -> Result<R, E> + 'static,
+{
+    match &input.records {
+        Some(records) => records.clone().flat_map(move |text| parse(&text).ok()),
+        None => input.edges.clone().flat_map(|_| None),
+    }
 }

@@ -58,6 +58,9 @@ pub struct Epoch {
     pub timed: Vec<(Edge, Time)>,
     /// Windowed runs: the frontier, watermark and late count after this epoch.
     pub event: Option<EventEpoch>,
+    /// The records of the run's record input this worker feeds (the first worker of process 0
+    /// feeds them all), entering at the input's current time like `changes`.
+    pub records: Vec<(String, Diff)>,
     /// Already in the change log (a restart's replay): fed without waiting for it, its output
     /// rebuilds the state and is not written again.
     pub replay: bool,
@@ -239,6 +242,9 @@ impl EpochSource for LiveEpochs {
             replay: self.written_through.is_some_and(|w| batch.epoch <= w),
             ..Epoch::default()
         };
+        if self.local == 0 {
+            epoch.records = batch.records.into_iter().map(|(text, d)| (text, d as Diff)).collect();
+        }
         for (i, u) in batch.updates[mine.clone()].iter().enumerate() {
             match (&self.clock, batch.times.get(mine.start + i).copied().flatten()) {
                 (Some(_), Some(t)) => epoch.timed.push((u.edge(), t)),

@@ -37,6 +37,9 @@ const FEED_CHUNK: usize = 1 << 16;
 /// The arrivals input: edge copies with their positions in the stream.
 pub type ArrivalsInput = InputSession<Time, (Position, Edge), Diff>;
 
+/// The record input: the text of each record of the run's record input.
+pub type RecordsInput = InputSession<Time, String, Diff>;
+
 /// The edge input of one worker, with the windowed layer over it.
 pub struct Feeder {
     /// The worker's edge input: one `(edge, +1/-1)` per copy inserted or deleted.
@@ -47,6 +50,8 @@ pub struct Feeder {
     replayed: Vec<(Edge, Time)>,
     /// The arrivals input, when an algorithm depends on arrival order (never windowed).
     arrivals: Option<ArrivalsInput>,
+    /// The record input, when an algorithm reads records (fed at the edge input's time).
+    records: Option<RecordsInput>,
 }
 
 impl Feeder {
@@ -55,8 +60,9 @@ impl Feeder {
         edges_in: InputSession<Time, Edge, Diff>,
         window: Option<WindowSpec>,
         arrivals: Option<ArrivalsInput>,
+        records: Option<RecordsInput>,
     ) -> Self {
-        Feeder { edges_in, window, expiries: Expiries::default(), replayed: Vec::new(), arrivals }
+        Feeder { edges_in, window, expiries: Expiries::default(), replayed: Vec::new(), arrivals, records }
     }
 
     /// Hands this worker's share of `epoch` over. `in_replay`: a replay is being fed (its epochs
@@ -77,6 +83,15 @@ impl Feeder {
             let copies = epoch.inserts.iter().map(|&e| (e, 1)).chain(epoch.changes.iter().copied());
             for (i, (e, d)) in copies.enumerate() {
                 arrivals.update(((epoch.number, worker.index() as u64, i as u64), e), d);
+            }
+        }
+        if let Some(records) = &mut self.records {
+            let now = *self.edges_in.epoch();
+            if records.epoch() < &now {
+                records.advance_to(now);
+            }
+            for (text, d) in epoch.records {
+                records.update(text, d);
             }
         }
         self.feed_inserts(worker, epoch.inserts);
@@ -146,6 +161,12 @@ impl Feeder {
             }
             arrivals.flush();
         }
+        if let Some(records) = &mut self.records {
+            if records.epoch() < self.edges_in.epoch() {
+                records.advance_to(*self.edges_in.epoch());
+            }
+            records.flush();
+        }
     }
 
     /// Closes the input: no more changes.
@@ -153,6 +174,9 @@ impl Feeder {
         self.edges_in.close();
         if let Some(arrivals) = self.arrivals {
             arrivals.close();
+        }
+        if let Some(records) = self.records {
+            records.close();
         }
     }
 }

@@ -26,6 +26,8 @@ use crate::types::{weight_bits, Diff, Edge, Node, Time, Update};
 use super::allgather::allgather;
 
 /// Where the graph stream comes from.
+// One value per run: the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Source {
     /// Files on disk (each process reads the same paths).

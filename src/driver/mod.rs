@@ -222,6 +222,8 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
                     cfg.workers, cfg.window, options.layout.workers, options.window
                 )));
             }
+            let mut cfg = cfg.clone();
+            cfg.records = crate::types::RecordCheck::all(algorithm.iter().filter_map(|a| a.record_check()).collect());
             let handle = crate::live::start(cfg.clone())?;
             for w in &handle.warnings {
                 eprintln!("ripples: warning: {}", w);

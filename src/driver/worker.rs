@@ -29,7 +29,7 @@ use timely::worker::Worker;
 
 use super::census::Census;
 use super::epochs::{EpochSource, EventEpoch, FileEpochs, LiveEpochs, NoEpochs};
-use super::feed::{ArrivalsInput, Feeder};
+use super::feed::{ArrivalsInput, Feeder, RecordsInput};
 use super::input::{self, InputFacts, Source, WorkerShare};
 use super::resume::Resume;
 use super::writer::{Buffer, OutputPlan, RowBuffer, RunFacts, SinkBuffer, Writer};
@@ -106,7 +106,7 @@ pub(crate) fn run_worker(
     let mut source = epoch_source(worker, options, live, share, facts.clone(), shape.insert_only)?;
     // Built before the writer opens its files: a dataflow that fails to build (on every worker
     // alike) stops the run with nothing written.
-    let Built { edges_in, arrivals_in, probe, buffers, census, plans, mut failures } =
+    let Built { edges_in, arrivals_in, records_in, probe, buffers, census, plans, mut failures } =
         build_dataflow(worker, algorithms, &shape, vertices, count_graph, counts)?;
     let mut writer = open_writer(worker, options, &plans, live, source.expected())?;
     if let (Some(writer), Some(census)) = (writer.as_mut(), census) {
@@ -115,7 +115,7 @@ pub(crate) fn run_worker(
     if let Some(writer) = writer.as_mut().filter(|_| counts.fallbacks_active()) {
         writer.count_fallbacks(counts.clone());
     }
-    let mut feeder = Feeder::new(edges_in, options.window, arrivals_in);
+    let mut feeder = Feeder::new(edges_in, options.window, arrivals_in, records_in);
     let partial = feed_epochs(
         worker,
         source.as_mut(),
@@ -310,6 +310,8 @@ struct Built {
     edges_in: InputSession<Time, crate::types::Edge, Diff>,
     /// When an algorithm depends on arrival order.
     arrivals_in: Option<ArrivalsInput>,
+    /// When an algorithm reads records.
+    records_in: Option<RecordsInput>,
     /// At the sinks.
     probe: ProbeHandle<Time>,
     buffers: Buffers,
@@ -447,6 +449,8 @@ fn build_dataflow(
 ) -> Result<Built, RunError> {
     let mut edges_in = InputSession::new();
     let mut arrivals_in: Option<ArrivalsInput> = algorithms.iter().any(|a| a.arrival_order()).then(InputSession::new);
+    let mut records_in: Option<RecordsInput> =
+        algorithms.iter().any(|a| a.record_check().is_some()).then(InputSession::new);
     let mut vertices_in: InputSession<Time, Node, Diff> = InputSession::new();
     let probe: ProbeHandle<Time> = ProbeHandle::new();
     let built;
@@ -455,6 +459,7 @@ fn build_dataflow(
         let edges_in = &mut edges_in;
         let vertices_in = &mut vertices_in;
         let arrivals_in = &mut arrivals_in;
+        let records_in = &mut records_in;
         let (insert_only, edge_lifetime, process_workers) =
             (shape.insert_only, shape.edge_lifetime, shape.process_workers);
         let counts = counts.clone();
@@ -463,7 +468,8 @@ fn build_dataflow(
                 .with_edge_lifetime(edge_lifetime)
                 .with_process_workers(process_workers)
                 .with_counts(Some(counts))
-                .with_arrivals(arrivals_in.as_mut().map(|a| a.to_collection(scope)));
+                .with_arrivals(arrivals_in.as_mut().map(|a| a.to_collection(scope)))
+                .with_records(records_in.as_mut().map(|r| r.to_collection(scope)));
             let mut triangles = None;
             let (mut buffers, mut plans, mut failures) = (Buffers::default(), Vec::new(), Failures::default());
             for algorithm in algorithms {
@@ -503,7 +509,7 @@ fn build_dataflow(
         vertices_in.update(v, 1);
     }
     vertices_in.close();
-    Ok(Built { edges_in, arrivals_in, probe, buffers, census, plans, failures })
+    Ok(Built { edges_in, arrivals_in, records_in, probe, buffers, census, plans, failures })
 }
 
 /// A restart's replay being fed: epochs already in the change log, fed back to back without

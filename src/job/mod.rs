@@ -568,6 +568,30 @@ impl Job {
         Ok(())
     }
 
+    /// Inserts one copy of a record of the run's record input (its text, as on a `record +
+    /// TEXT` line): for a dataflow that reads records
+    /// ([`Typed::with_records`](crate::dataflow::typed::Typed::with_records)). It is checked when
+    /// its epoch closes, like every update: a refused record stops the stream.
+    pub fn push_record(&mut self, text: &str) -> Result<(), JobError> {
+        self.submit_record(text, 1)
+    }
+
+    /// Deletes one copy of a record of the run's record input (one must be present).
+    pub fn remove_record(&mut self, text: &str) -> Result<(), JobError> {
+        self.submit_record(text, -1)
+    }
+
+    fn submit_record(&mut self, text: &str, diff: i8) -> Result<(), JobError> {
+        if !self.embedded {
+            return self.flush();
+        }
+        self.pending.push(Submission::Record(text.to_string(), diff));
+        if self.pending.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     /// Closes the open epoch and returns its number. It completes later: [`Job::wait`].
     pub fn commit(&mut self) -> Result<Time, JobError> {
         self.pending.push(Submission::Commit);
@@ -703,7 +727,7 @@ impl Job {
     /// Commits what is still open (if anything), ends the stream, waits for the last epoch and
     /// returns the run's report.
     pub fn shutdown(mut self) -> Result<RunReport, JobError> {
-        if self.pending.iter().any(|s| matches!(s, Submission::Update(..))) {
+        if self.pending.iter().any(|s| matches!(s, Submission::Update(..) | Submission::Record(..))) {
             self.commit()?;
         }
         match self.join() {

@@ -19,52 +19,74 @@
 //! epoch closes.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 
 use super::multiset::Multiset;
 use super::transport::ConnId;
 use crate::types::{Edge, Update};
 
 /// A producer's share of the open epoch, for validating its deletions.
-#[derive(Default)]
-struct Producer {
+struct Producer<K> {
     /// Copies it inserted in this epoch and has not deleted again.
-    inserted: HashMap<Edge, u64>,
+    inserted: HashMap<K, u64>,
     /// Copies of the multiset its deletions consumed.
-    claims: HashMap<Edge, u64>,
+    claims: HashMap<K, u64>,
 }
 
-/// The claims of the open epoch's pending updates on the multiset.
-#[derive(Default)]
-pub(super) struct Claims {
-    producers: HashMap<ConnId, Producer>,
+impl<K> Default for Producer<K> {
+    fn default() -> Self {
+        Producer { inserted: HashMap::new(), claims: HashMap::new() }
+    }
+}
+
+/// The claims of the open epoch's pending updates on the multiset: of edges (`K = Edge`), or of
+/// the records of the run's record input (`K = String`), under the same rules.
+pub(super) struct Claims<K = Edge> {
+    producers: HashMap<ConnId, Producer<K>>,
     /// Copies of the multiset claimed by pending deletions (all producers).
-    claimed: HashMap<Edge, u64>,
+    claimed: HashMap<K, u64>,
 }
 
-impl Claims {
+impl<K> Default for Claims<K> {
+    fn default() -> Self {
+        Claims { producers: HashMap::new(), claimed: HashMap::new() }
+    }
+}
+
+impl Claims<Edge> {
     /// Records `conn`'s `update` as pending; the reason if it is a deletion with no copy to
     /// consume (then nothing is recorded for it).
     pub(super) fn admit(&mut self, conn: ConnId, update: &Update, edges: &Multiset) -> Result<(), String> {
         let edge = update.edge();
+        let present = || edges.get(&edge).copied().unwrap_or(0);
+        if self.claim(conn, &edge, update.diff > 0, present) {
+            return Ok(());
+        }
+        let weight = update.weight.map(|w| format!(" {w}")).unwrap_or_default();
+        Err(format!("cannot delete edge {} {}{weight}: no copy of it is present", update.src, update.dst))
+    }
+}
+
+impl<K: Hash + Eq + Clone> Claims<K> {
+    /// Records `conn`'s insertion (`insert`) or deletion of one copy of `key`, of which
+    /// `present()` copies are in the multiset; `false` for a deletion with no copy to consume
+    /// (then nothing is recorded for it).
+    pub(super) fn claim(&mut self, conn: ConnId, key: &K, insert: bool, present: impl FnOnce() -> u64) -> bool {
         let producer = self.producers.entry(conn).or_default();
-        if update.diff > 0 {
-            *producer.inserted.entry(edge).or_insert(0) += 1;
-        } else if let Some(own) = producer.inserted.get_mut(&edge).filter(|n| **n > 0) {
+        if insert {
+            *producer.inserted.entry(key.clone()).or_insert(0) += 1;
+        } else if let Some(own) = producer.inserted.get_mut(key).filter(|n| **n > 0) {
             *own -= 1;
         } else {
-            let present = edges.get(&edge).copied().unwrap_or(0);
-            let claimed = self.claimed.entry(edge).or_insert(0);
+            let present = present();
+            let claimed = self.claimed.entry(key.clone()).or_insert(0);
             if *claimed >= present {
-                let weight = update.weight.map(|w| format!(" {w}")).unwrap_or_default();
-                return Err(format!(
-                    "cannot delete edge {} {}{weight}: no copy of it is present",
-                    update.src, update.dst
-                ));
+                return false;
             }
             *claimed += 1;
-            *producer.claims.entry(edge).or_insert(0) += 1;
+            *producer.claims.entry(key.clone()).or_insert(0) += 1;
         }
-        Ok(())
+        true
     }
 
     /// Gives `conn`'s claims back; whether it had any pending share of the epoch.
@@ -72,8 +94,8 @@ impl Claims {
         let Some(producer) = self.producers.remove(&conn) else {
             return false;
         };
-        for (edge, n) in producer.claims {
-            if let Some(claimed) = self.claimed.get_mut(&edge) {
+        for (key, n) in producer.claims {
+            if let Some(claimed) = self.claimed.get_mut(&key) {
                 *claimed -= n;
             }
         }
@@ -109,5 +131,16 @@ mod tests {
         claims.admit(2, &Update::delete(1, 2), &edges).unwrap();
         claims.clear();
         claims.admit(3, &Update::delete(1, 2), &edges).unwrap();
+    }
+
+    #[test]
+    fn records_follow_the_same_rules() {
+        let mut claims: Claims<String> = Claims::default();
+        let a = "a".to_string();
+        assert!(claims.claim(1, &a, false, || 1));
+        assert!(!claims.claim(2, &a, false, || 1), "the one copy is claimed");
+        assert!(claims.claim(2, &a, true, || 1) && claims.claim(2, &a, false, || 1), "its own copy");
+        assert!(claims.release(1));
+        assert!(claims.claim(3, &a, false, || 1));
     }
 }

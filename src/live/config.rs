@@ -23,6 +23,7 @@
 use std::path::PathBuf;
 
 use crate::sources::window::WindowSpec;
+use crate::types::RecordCheck;
 
 /// Where live update lines come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +76,10 @@ pub struct LiveConfig {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// TCP producers must open with `auth TOKEN` (required on a non-loopback address).
     pub auth_token: Option<String>,
+    /// The run's record input (`record + TEXT` lines, `Job::push_record`): each record's text
+    /// must pass this check; `None`: record lines are rejected. The driver sets it from the
+    /// dataflows it runs ([`RecordCheck`]).
+    pub records: Option<RecordCheck>,
 }
 
 impl LiveConfig {
@@ -96,6 +101,7 @@ impl LiveConfig {
             state_dir: None,
             snapshot_every: None,
             workers: 1,
+            records: None,
         }
     }
 }

@@ -4,6 +4,9 @@
 //! * update lines exactly as in update files: `+ src dst [w]`, `- src dst [w]`, or a bare
 //!   `src dst [w]` (insert), with `@T` (an event time) in windowed streams; blank lines and
 //!   `#` / `%` comments are skipped (but counted for line numbers);
+//! * `record + TEXT` / `record - TEXT` inserts or deletes one copy of a record of the run's
+//!   record input (`TEXT` is everything after the sign and one space, read by the dataflow's own
+//!   parser; see `Typed::with_records`);
 //! * `commit` closes the current epoch;
 //! * `end` finishes the stream;
 //! * anything else is [`Item::Bad`], with the reason ([`LineError`]'s message).
@@ -25,6 +28,8 @@ pub(super) const MAX_LINE: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Item {
     Update(Update, Option<Time>),
+    /// A record of the run's record input and its diff (+1 / -1).
+    Record(String, i8),
     Commit,
     End,
     /// A rejected line and why.
@@ -46,10 +51,27 @@ pub(super) fn classify(line: &[u8]) -> Option<Item> {
         b"end" => return Some(Item::End),
         _ => {}
     }
+    if let Some(rest) = line.strip_prefix(b"record") {
+        return Some(classify_record(rest));
+    }
     match parse_timed_update_bytes(line) {
         Ok(Some((update, time))) => Some(Item::Update(update, time)),
         Ok(None) => None,
         Err(e) => Some(Item::Bad(e.to_string())),
+    }
+}
+
+/// The part of a record line after `record`: ` + TEXT` or ` - TEXT` (a trailing `\r` dropped).
+fn classify_record(rest: &[u8]) -> Item {
+    let rest = rest.strip_suffix(b"\r").unwrap_or(rest);
+    let (diff, text) = match rest {
+        [b' ', b'+', b' ', text @ ..] => (1, text),
+        [b' ', b'-', b' ', text @ ..] => (-1, text),
+        _ => return Item::Bad("expected `record + TEXT` or `record - TEXT`".into()),
+    };
+    match std::str::from_utf8(text) {
+        Ok(text) => Item::Record(text.to_string(), diff),
+        Err(e) => Item::Bad(format!("the record is not UTF-8 text ({e})")),
     }
 }
 
@@ -162,5 +184,16 @@ mod tests {
         splitter.finish(&mut out);
         assert!(matches!(&out[0], Line { no: 8, item: Item::Bad(m) } if m.contains("too long")));
         assert_eq!(out[1], Line { no: 9, item: Item::Update(ins(5, 6), None) });
+    }
+
+    #[test]
+    fn record_lines_carry_their_text() {
+        assert_eq!(classify(b"record + 7"), Some(Item::Record("7".into(), 1)));
+        assert_eq!(classify(b"record - a b  c\r"), Some(Item::Record("a b  c".into(), -1)));
+        assert_eq!(classify(b"record + "), Some(Item::Record(String::new(), 1)));
+        for bad in [&b"record 7"[..], b"record", b"record +7", b"records + 7"] {
+            assert!(matches!(classify(bad), Some(Item::Bad(m)) if m.contains("record + TEXT")), "{bad:?}");
+        }
+        assert!(matches!(classify(b"record + \xff"), Some(Item::Bad(m)) if m.contains("UTF-8")));
     }
 }

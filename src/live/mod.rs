@@ -115,4 +115,8 @@ pub struct EpochBatch {
     /// Windowed streams: late updates dropped from this epoch (not logged; 0 after a restart).
     #[serde(default)]
     pub late: u64,
+    /// The run's record input: the epoch's accepted records (`record + TEXT` / `record - TEXT`
+    /// lines) with their diffs, in the order the sequencer accepted them; empty when none.
+    #[serde(default)]
+    pub records: Vec<(String, i8)>,
 }

@@ -18,6 +18,9 @@ use crate::types::{weight_bits, Edge, Time, Update};
 /// Copies per present edge.
 pub(super) type Multiset = HashMap<Edge, u64>;
 
+/// Copies per present record of the run's record input (by text).
+pub(super) type Records = HashMap<String, u64>;
+
 /// Windowed streams: copies of timed edges, by [`alive_key`].
 pub(super) type Alive = BTreeMap<(Time, Edge, Time), u64>;
 
@@ -31,6 +34,20 @@ pub(super) fn apply(edges: &mut Multiset, updates: &[Update]) {
             *count -= 1;
             if *count == 0 {
                 edges.remove(&edge);
+            }
+        }
+    }
+}
+
+/// Applies records (valid ones: a deletion always finds a copy) to the record multiset.
+pub(super) fn apply_records(records: &mut Records, changes: &[(String, i8)]) {
+    for (text, diff) in changes {
+        if *diff > 0 {
+            *records.entry(text.clone()).or_insert(0) += 1;
+        } else if let Some(count) = records.get_mut(text) {
+            *count -= 1;
+            if *count == 0 {
+                records.remove(text);
             }
         }
     }

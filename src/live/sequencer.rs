@@ -32,14 +32,14 @@ use super::backpressure::wait_room;
 use super::claims::Claims;
 use super::error::{LiveFailure, SequencerError};
 use super::lines::{Item, Line};
-use super::multiset::{alive_key, apply, Alive, Multiset};
+use super::multiset::{alive_key, apply, apply_records, Alive, Multiset, Records};
 use super::state::StateDir;
 use super::transport::tcp::Connection;
 use super::transport::{ConnId, Event, LOCAL};
 use super::wake::EpochSender;
 use super::{EpochBatch, Progress};
 use crate::sources::window::{check_update, EventClock, LateAction, LateOutput, LatePolicy};
-use crate::types::{Time, Update};
+use crate::types::{RecordCheck, Time, Update};
 
 /// Counts over the live part of a run (the initial graph and replayed epochs not included).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -88,6 +88,13 @@ pub(super) struct Sequencer {
     pub(super) alive: Alive,
     /// What the pending deletions consumed.
     pub(super) claims: Claims,
+    /// The run's record input: the records present as of the last closed epoch (copies per
+    /// text), the open epoch's accepted records, and their deletions' claims.
+    pub(super) records: Records,
+    pub(super) pending_records: Vec<(ConnId, String, i8)>,
+    pub(super) record_claims: Claims<String>,
+    /// The check every record must pass; `None`: the run takes no records.
+    pub(super) record_check: Option<RecordCheck>,
     /// The stream was declared insert-only: deletions are rejected.
     pub(super) insert_only: bool,
     /// Stdin / a followed file: skip a rejected line (with a warning) instead of stopping.
@@ -172,7 +179,15 @@ impl Sequencer {
             let flow = match item {
                 Item::Update(update, time) => match self.offer(conn, no, update, time) {
                     // Dropped late lines count too: an epoch is N consecutive update lines.
-                    Ok(()) if self.batch.is_some_and(|n| self.pending.len() as u64 + self.pending_late >= n as u64) => {
+                    Ok(()) if self.batch.is_some_and(|n| self.pending_lines() >= n as u64) => {
+                        self.close(None)?;
+                        self.after_close()
+                    }
+                    Ok(()) => Flow::Continue,
+                    Err(reason) => self.reject(conn, no, &reason),
+                },
+                Item::Record(text, diff) => match self.offer_record(conn, text, diff) {
+                    Ok(()) if self.batch.is_some_and(|n| self.pending_lines() >= n as u64) => {
                         self.close(None)?;
                         self.after_close()
                     }
@@ -231,10 +246,37 @@ impl Sequencer {
         Ok(())
     }
 
-    /// Drops `conn`'s pending updates (and its claims on the multiset).
+    /// Validates a record of `conn` (the run's record check, and a deletion must find a copy)
+    /// and adds it to the open epoch.
+    fn offer_record(&mut self, conn: ConnId, text: String, diff: i8) -> Result<(), String> {
+        let Some(check) = &self.record_check else {
+            return Err("this run takes no records (no dataflow of it has a record input)".into());
+        };
+        if self.clock.is_some() {
+            return Err("records are not supported in windowed streams".into());
+        }
+        check.check(&text).map_err(|reason| format!("bad record {text:?}: {reason}"))?;
+        let records = &self.records;
+        if !self.record_claims.claim(conn, &text, diff > 0, || records.get(&text).copied().unwrap_or(0)) {
+            return Err(format!("cannot delete record {text:?}: no copy of it is present"));
+        }
+        self.pending_records.push((conn, text, diff));
+        Ok(())
+    }
+
+    /// The open epoch's lines that count towards `--batch`: accepted updates and records, and
+    /// dropped late updates.
+    fn pending_lines(&self) -> u64 {
+        (self.pending.len() + self.pending_records.len()) as u64 + self.pending_late
+    }
+
+    /// Drops `conn`'s pending updates and records (and their claims).
     fn discard(&mut self, conn: ConnId) {
         if self.claims.release(conn) {
             self.pending.retain(|&(c, _, _)| c != conn);
+        }
+        if self.record_claims.release(conn) {
+            self.pending_records.retain(|(c, _, _)| *c != conn);
         }
     }
 
@@ -284,6 +326,8 @@ impl Sequencer {
         }
         let (updates, times): (Vec<Update>, Vec<Time>) = self.pending.drain(..).map(|(_, u, t)| (u, t)).unzip();
         self.claims.clear();
+        let records: Vec<(String, i8)> = self.pending_records.drain(..).map(|(_, r, d)| (r, d)).collect();
+        self.record_claims.clear();
         let late = std::mem::take(&mut self.pending_late);
         self.summary.late_dropped += late;
         let late = late + std::mem::take(&mut self.pending_applied_late);
@@ -293,9 +337,9 @@ impl Sequencer {
         let batch = match &mut self.clock {
             Some(clock) => {
                 clock.close_epoch(times.iter().copied());
-                EpochBatch { epoch, updates, times: times.into_iter().map(Some).collect(), late }
+                EpochBatch { epoch, updates, times: times.into_iter().map(Some).collect(), late, records }
             }
-            None => EpochBatch { epoch, updates, ..Default::default() },
+            None => EpochBatch { epoch, updates, records, ..Default::default() },
         };
         if let Some(state) = self.state.as_mut() {
             let appended = state.append(&batch);
@@ -316,6 +360,7 @@ impl Sequencer {
             }
             None => apply(&mut self.edges, &batch.updates),
         }
+        apply_records(&mut self.records, &batch.records);
         self.next_epoch += 1;
         self.summary.epochs += 1;
         self.summary.updates += batch.updates.len() as u64;

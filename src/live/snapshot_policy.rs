@@ -60,7 +60,10 @@ impl Sequencer {
         }
         // Fatal: a failed snapshot write leaves the state directory refusing further appends.
         let started = std::time::Instant::now();
-        state.snapshot_timed(epoch, &entries).map_err(|source| SequencerError::Snapshot { epoch, source })?;
+        let records = self.records.iter().map(|(text, &n)| (text.clone(), n)).collect();
+        state
+            .snapshot_with_records(epoch, &entries, records)
+            .map_err(|source| SequencerError::Snapshot { epoch, source })?;
         let c = &self.progress.counters;
         let ordering = std::sync::atomic::Ordering::Relaxed;
         c.last_snapshot_nanos.store(started.elapsed().as_nanos() as u64, ordering);

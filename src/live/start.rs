@@ -22,7 +22,7 @@ use std::thread::{self, JoinHandle};
 
 use super::config::LiveConfig;
 use super::error::{LiveFailure, StartError};
-use super::multiset::{alive_key, apply, Alive, Multiset};
+use super::multiset::{alive_key, apply, apply_records, Alive, Multiset, Records};
 use super::sequencer::{LiveSummary, Sequencer};
 use super::state::{read_mark, Recovered, StateDir};
 use super::transport::{self, Event, EVENT_QUEUE};
@@ -64,6 +64,10 @@ pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
     check(&config)?;
     let mut warnings = Vec::new();
     let Initial { mut edges, batches: initial, written_through, state } = initial_state(&config, &mut warnings)?;
+    let mut records = Records::new();
+    for batch in &initial {
+        apply_records(&mut records, &batch.records);
+    }
     let next_epoch = initial.last().map_or(0, |b| b.epoch + 1);
     let static_edges =
         initial.iter().any(|b| (0..b.updates.len()).any(|i| b.times.get(i).copied().flatten().is_none()));
@@ -102,6 +106,10 @@ pub fn start(config: LiveConfig) -> Result<LiveHandle, StartError> {
         clock,
         alive,
         claims: Default::default(),
+        records,
+        pending_records: Vec::new(),
+        record_claims: Default::default(),
+        record_check: config.records.clone(),
         insert_only: config.insert_only,
         skip_bad_lines: config.skip_bad_lines,
         conns: Default::default(),

@@ -24,6 +24,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use std::collections::hash_map::Entry;
+
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -169,15 +171,15 @@ impl RowSink {
                 }
             }
             if self.keep_state {
-                match self.state.get_mut(&row) {
-                    Some(n) => {
-                        *n += diff;
-                        if *n == 0 {
-                            self.state.remove(&row);
+                match self.state.entry(row) {
+                    Entry::Occupied(mut n) => {
+                        *n.get_mut() += diff;
+                        if *n.get() == 0 {
+                            n.remove();
                         }
                     }
-                    None => {
-                        self.state.insert(row, diff);
+                    Entry::Vacant(slot) => {
+                        slot.insert(diff);
                     }
                 }
             }

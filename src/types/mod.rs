@@ -60,6 +60,45 @@ pub fn weight_of(edge: &Edge) -> f64 {
     f64::from_bits(edge.2)
 }
 
+/// The check a user's record input applies to each record line's text before the line is
+/// accepted (`record + TEXT` / `record - TEXT` on live input, `Job::push_record`): `Err(reason)`
+/// rejects the line with that reason, like a malformed update line. A dataflow that takes
+/// records declares its parser with `Typed::with_records`; the driver hands the check to the live
+/// front end.
+#[derive(Clone)]
+pub struct RecordCheck(pub std::sync::Arc<CheckRecord>);
+
+/// The function inside a [`RecordCheck`].
+pub type CheckRecord = dyn Fn(&str) -> Result<(), String> + Send + Sync;
+
+impl RecordCheck {
+    /// A check from any parser: a record is accepted when `parse` reads it.
+    pub fn from_parser<R, E: std::fmt::Display>(parse: impl Fn(&str) -> Result<R, E> + Send + Sync + 'static) -> Self {
+        RecordCheck(std::sync::Arc::new(move |text| parse(text).map(|_| ()).map_err(|e| e.to_string())))
+    }
+
+    /// Every check of `checks` must accept a record (one record input feeds every dataflow of a
+    /// run that takes records); `None` when there is none.
+    pub fn all(checks: Vec<RecordCheck>) -> Option<RecordCheck> {
+        match checks.len() {
+            0 => None,
+            1 => checks.into_iter().next(),
+            _ => Some(RecordCheck(std::sync::Arc::new(move |text| checks.iter().try_for_each(|c| (c.0)(text))))),
+        }
+    }
+
+    /// Applies the check.
+    pub fn check(&self, text: &str) -> Result<(), String> {
+        (self.0)(text)
+    }
+}
+
+impl std::fmt::Debug for RecordCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RecordCheck")
+    }
+}
+
 /// One change of the edge multiset.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Update {

@@ -9,9 +9,13 @@
 //! the 8 length bytes followed by the payload, so a damaged length is caught too. The payload is
 //! `epoch: u64`, `n: u64`, then `n` updates, each followed by `diff: i8`: 18 bytes per
 //! unweighted update, 26 per weighted one (8 more with an event time), plus 28 bytes per epoch.
+//! An epoch with records of the run's record input continues with `m: u64` and `m` records,
+//! each `len: u32`, `len` bytes of UTF-8 text, `diff: i8` (an epoch without records ends after
+//! its updates).
 //!
 //! A **snapshot entry** is an update as above (its diff is always +1 and not stored) followed by
-//! `count: u64`, the number of copies. Decoding never trusts a length field further than the
+//! `count: u64`, the number of copies. A snapshot with records continues after its entries with
+//! `m: u64` and `m` records, each `len: u32`, the text, `count: u64`. Decoding never trusts a length field further than the
 //! bytes that are actually there: a count that cannot fit is an error, not an allocation.
 
 use std::io::{self, Write};
@@ -32,6 +36,14 @@ pub(super) const SNAPSHOT_MAGIC: &[u8; 8] = b"RPLSNAP1";
 
 /// A snapshot entry: an edge (diff +1), its event time in a windowed stream, its copies.
 pub type SnapshotEntry = (Update, Option<Time>, u64);
+/// A snapshot's record: its text and copies.
+pub type SnapshotRecord = (String, u64);
+
+/// Appends a record's `len: u32` and text.
+fn put_text(buf: &mut Vec<u8>, text: &str) {
+    buf.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    buf.extend_from_slice(text.as_bytes());
+}
 
 pub(super) fn put_weighted(buf: &mut Vec<u8>, u: &Update) {
     buf.extend_from_slice(&u.src.to_le_bytes());
@@ -83,6 +95,13 @@ impl<'a> Cursor<'a> {
     pub(super) fn u64(&mut self) -> Result<u64, String> {
         Ok(u64::from_le_bytes(self.array()?))
     }
+    /// A record's `len: u32` and UTF-8 text.
+    pub(super) fn text(&mut self) -> Result<String, String> {
+        let len = self.u32()? as usize;
+        let at = self.pos;
+        let bytes = self.bytes(len)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| format!("the record at byte {at} is not UTF-8"))
+    }
     /// `src, dst, flags [, weight bits] [, event time]` as an update with diff +1; flag bit 0:
     /// a weight follows, bit 1 (log records only, `timed`): an event time follows.
     pub(super) fn weighted_timed(&mut self, timed: bool) -> Result<(Update, Option<Time>), String> {
@@ -117,6 +136,13 @@ pub(super) fn encode_record(batch: &EpochBatch) -> Vec<u8> {
         }
         rec.push(u.diff as u8);
     }
+    if !batch.records.is_empty() {
+        rec.extend_from_slice(&(batch.records.len() as u64).to_le_bytes());
+        for (text, diff) in &batch.records {
+            put_text(&mut rec, text);
+            rec.push(*diff as u8);
+        }
+    }
     let len = rec.len() as u64 - RECORD_HEADER;
     rec[0..8].copy_from_slice(&len.to_le_bytes());
     let crc = record_crc(&rec[0..8], &rec[RECORD_HEADER as usize..]);
@@ -149,10 +175,26 @@ pub(super) fn decode_payload(payload: &[u8]) -> Result<EpochBatch, String> {
     if times.iter().all(Option::is_none) {
         times.clear();
     }
+    let mut records = Vec::new();
     if c.remaining() != 0 {
-        return Err(format!("{} unexpected bytes after the last update", c.remaining()));
+        let m = c.u64()?;
+        // A record takes at least 5 bytes (its length and diff).
+        if m == 0 || m > c.remaining() as u64 / 5 {
+            return Err(format!("{m} records cannot follow the updates in {} bytes", payload.len()));
+        }
+        for _ in 0..m {
+            let text = c.text()?;
+            let diff = c.u8()? as i8;
+            if diff != 1 && diff != -1 {
+                return Err(format!("record {text:?} has diff {diff} (must be +1 or -1)"));
+            }
+            records.push((text, diff));
+        }
+        if c.remaining() != 0 {
+            return Err(format!("{} unexpected bytes after the last record", c.remaining()));
+        }
     }
-    Ok(EpochBatch { epoch, updates, times, late: 0 })
+    Ok(EpochBatch { epoch, updates, times, late: 0, records })
 }
 
 /// A writer that checksums what passes through it.
@@ -194,9 +236,22 @@ pub(super) fn put_snapshot_entry(buf: &mut Vec<u8>, entry: &SnapshotEntry) {
     buf.extend_from_slice(&count.to_le_bytes());
 }
 
+/// Appends a snapshot's records section (nothing when there are none).
+pub(super) fn put_snapshot_records(buf: &mut Vec<u8>, records: &[SnapshotRecord]) {
+    if records.is_empty() {
+        return;
+    }
+    buf.extend_from_slice(&(records.len() as u64).to_le_bytes());
+    for (text, count) in records {
+        put_text(buf, text);
+        buf.extend_from_slice(&count.to_le_bytes());
+    }
+}
+
 /// Decodes a whole snapshot file (`"RPLSNAP1"`, `epoch`, `n`, `n` entries sorted by edge and
-/// event time, CRC-32 of everything before it); `Err(detail)` when it is corrupt.
-pub(super) fn decode_snapshot(bytes: &[u8], epoch: Time) -> Result<Vec<SnapshotEntry>, String> {
+/// event time, the records if any, CRC-32 of everything before it); `Err(detail)` when it is
+/// corrupt.
+pub(super) fn decode_snapshot(bytes: &[u8], epoch: Time) -> Result<(Vec<SnapshotEntry>, Vec<SnapshotRecord>), String> {
     let min = SNAPSHOT_MAGIC.len() + 8 + 8 + 4;
     let Some((content, trailer)) = bytes.split_last_chunk::<4>().filter(|_| bytes.len() >= min) else {
         return Err(format!("truncated: {} bytes, a snapshot has at least {min}", bytes.len()));
@@ -236,8 +291,27 @@ pub(super) fn decode_snapshot(bytes: &[u8], epoch: Time) -> Result<Vec<SnapshotE
         }
         edges.push((u, time, count));
     }
+    let mut records: Vec<SnapshotRecord> = Vec::new();
     if c.remaining() != 0 {
-        return Err(format!("{} unexpected bytes after the last entry", c.remaining()));
+        let m = c.u64()?;
+        // A record takes at least 12 bytes (its length and count).
+        if m == 0 || m > c.remaining() as u64 / 12 {
+            return Err(format!("{m} records cannot follow the entries in {} bytes", content.len()));
+        }
+        for i in 0..m {
+            let text = c.text()?;
+            let count = c.u64()?;
+            if count == 0 {
+                return Err(format!("record {i} has count 0"));
+            }
+            if records.last().is_some_and(|(prev, _)| *prev >= text) {
+                return Err(format!("record {i} is out of order"));
+            }
+            records.push((text, count));
+        }
+        if c.remaining() != 0 {
+            return Err(format!("{} unexpected bytes after the last record", c.remaining()));
+        }
     }
-    Ok(edges)
+    Ok((edges, records))
 }

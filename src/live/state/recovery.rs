@@ -41,10 +41,9 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::codec::SnapshotEntry;
 use super::error::{io_err, DurabilityError};
 use super::log::{save_tail, scan_segment, Problem};
-use super::snapshot::read_snapshot;
+use super::snapshot::{read_snapshot, SnapshotContent};
 use super::{
     file_name, parse_numbered, sync_dir, unused_path, Active, StateDir, BIN, LOCK_FILE, LOG_PREFIX, SNAPSHOT_PREFIX,
     TMP,
@@ -53,7 +52,7 @@ use crate::live::EpochBatch;
 use crate::types::{Time, Update};
 
 /// The snapshot recovery starts from: its epoch and entries.
-type Base = (Time, Vec<SnapshotEntry>);
+type Base = (Time, SnapshotContent);
 
 /// What [`StateDir::open`] found.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -66,6 +65,9 @@ pub struct Recovered {
     /// Windowed streams: the event time of each entry of `snapshot_edges` (`None` for a static
     /// edge); empty when no entry has one.
     pub snapshot_times: Vec<Option<Time>>,
+    /// The records of the run's record input at `snapshot_epoch`: `(text, copies)`, sorted by
+    /// text.
+    pub snapshot_records: Vec<(String, u64)>,
     /// The logged epochs after the snapshot (from epoch 0 without one), consecutive.
     pub log: Vec<EpochBatch>,
     /// The last durable epoch (the last log record, else the snapshot); `None` if nothing is.
@@ -89,7 +91,12 @@ impl Recovered {
                 times.extend(std::iter::repeat_n(t, count as usize));
             }
         }
-        Some(EpochBatch { epoch, updates, times, late: 0 })
+        let records = self
+            .snapshot_records
+            .iter()
+            .flat_map(|(text, count)| std::iter::repeat_n((text.clone(), 1), *count as usize))
+            .collect();
+        Some(EpochBatch { epoch, updates, times, late: 0, records })
     }
 }
 
@@ -223,8 +230,8 @@ fn pick_snapshot(
     let mut corrupt = Vec::new();
     for (&epoch, path) in snapshots.iter().rev() {
         match read_snapshot(path, epoch)? {
-            Ok(edges) => {
-                base = Some((epoch, edges));
+            Ok(content) => {
+                base = Some((epoch, content));
                 break;
             }
             Err(detail) => corrupt.push((epoch, path.clone(), detail)),
@@ -382,9 +389,9 @@ fn reopen_active(
 
 /// Assembles what recovery found.
 fn recovered(base: Option<Base>, log: Vec<EpochBatch>, next: Time, warnings: Vec<String>) -> Recovered {
-    let (snapshot_epoch, entries) = match base {
-        Some((e, edges)) => (Some(e), edges),
-        None => (None, Vec::new()),
+    let (snapshot_epoch, (entries, snapshot_records)) = match base {
+        Some((e, content)) => (Some(e), content),
+        None => (None, Default::default()),
     };
     let snapshot_edges = entries.iter().map(|&(u, _, c)| (u, c)).collect();
     let snapshot_times = if entries.iter().any(|(_, t, _)| t.is_some()) {
@@ -392,7 +399,15 @@ fn recovered(base: Option<Base>, log: Vec<EpochBatch>, next: Time, warnings: Vec
     } else {
         Vec::new()
     };
-    Recovered { snapshot_epoch, snapshot_edges, snapshot_times, log, last_epoch: next.checked_sub(1), warnings }
+    Recovered {
+        snapshot_epoch,
+        snapshot_edges,
+        snapshot_times,
+        snapshot_records,
+        log,
+        last_epoch: next.checked_sub(1),
+        warnings,
+    }
 }
 
 fn describe_base(base: Option<Time>) -> String {

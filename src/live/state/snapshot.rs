@@ -26,7 +26,9 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use super::codec::{decode_snapshot, put_snapshot_entry, CrcWriter, SnapshotEntry, SNAPSHOT_MAGIC};
+use super::codec::{
+    decode_snapshot, put_snapshot_entry, put_snapshot_records, CrcWriter, SnapshotEntry, SnapshotRecord, SNAPSHOT_MAGIC,
+};
 use super::error::{io_err, DurabilityError};
 use super::{remove_if_present, snapshot_name, sync_dir, StateDir, TMP};
 use crate::types::{Time, Update};
@@ -57,7 +59,12 @@ pub(super) fn consolidate(edges: &[SnapshotEntry]) -> Result<Vec<SnapshotEntry>,
 }
 
 /// Writes and fsyncs a complete snapshot file at `path` (a temp path; the caller renames it).
-pub(super) fn write_snapshot_file(path: &Path, epoch: Time, edges: &[SnapshotEntry]) -> io::Result<()> {
+pub(super) fn write_snapshot_file(
+    path: &Path,
+    epoch: Time,
+    edges: &[SnapshotEntry],
+    records: &[SnapshotRecord],
+) -> io::Result<()> {
     let file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
     let mut w = CrcWriter::new(BufWriter::new(file));
     w.write_all(SNAPSHOT_MAGIC)?;
@@ -69,14 +76,20 @@ pub(super) fn write_snapshot_file(path: &Path, epoch: Time, edges: &[SnapshotEnt
         put_snapshot_entry(&mut entry, e);
         w.write_all(&entry)?;
     }
+    entry.clear();
+    put_snapshot_records(&mut entry, records);
+    w.write_all(&entry)?;
     let (crc, mut inner) = w.finish();
     inner.write_all(&crc.to_le_bytes())?;
     let file = inner.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()
 }
 
+/// What a snapshot holds: its entries and its records.
+pub(super) type SnapshotContent = (Vec<SnapshotEntry>, Vec<SnapshotRecord>);
+
 /// Reads a snapshot: `Ok(Err(detail))` when its content is corrupt.
-pub(super) fn read_snapshot(path: &Path, epoch: Time) -> Result<Result<Vec<SnapshotEntry>, String>, DurabilityError> {
+pub(super) fn read_snapshot(path: &Path, epoch: Time) -> Result<Result<SnapshotContent, String>, DurabilityError> {
     let bytes = fs::read(path).map_err(io_err(path, "reading snapshot"))?;
     Ok(decode_snapshot(&bytes, epoch))
 }
@@ -95,6 +108,17 @@ impl StateDir {
     /// [`StateDir::snapshot`] for a windowed stream: entries carry their event times (`None`
     /// for static edges), and copies of one edge with different times stay apart.
     pub fn snapshot_timed(&mut self, epoch: Time, edges: &[SnapshotEntry]) -> Result<(), DurabilityError> {
+        self.snapshot_with_records(epoch, edges, Vec::new())
+    }
+
+    /// [`StateDir::snapshot_timed`] with the records of the run's record input present after
+    /// `epoch` (text and copies, in any order).
+    pub fn snapshot_with_records(
+        &mut self,
+        epoch: Time,
+        edges: &[SnapshotEntry],
+        mut records: Vec<SnapshotRecord>,
+    ) -> Result<(), DurabilityError> {
         self.check_poisoned()?;
         let path = self.dir.join(snapshot_name(epoch));
         let bad = |reason: String| DurabilityError::BadSnapshot { path: path.clone(), epoch, reason };
@@ -107,8 +131,15 @@ impl StateDir {
             }
         }
         let content = consolidate(edges).map_err(bad)?;
+        records.sort_unstable();
+        if let Some(pair) = records.windows(2).find(|p| p[0].0 == p[1].0) {
+            return Err(bad(format!("record {:?} appears twice", pair[0].0)));
+        }
+        if let Some((text, _)) = records.iter().find(|(_, n)| *n == 0) {
+            return Err(bad(format!("record {text:?} has count 0")));
+        }
         let tmp = self.dir.join(format!("{}{TMP}", snapshot_name(epoch)));
-        if let Err(e) = write_snapshot_file(&tmp, epoch, &content) {
+        if let Err(e) = write_snapshot_file(&tmp, epoch, &content, &records) {
             let _ = fs::remove_file(&tmp);
             return Err(io_err(&tmp, "writing snapshot")(e));
         }

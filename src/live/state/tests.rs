@@ -560,7 +560,7 @@ fn unfinished_snapshot_temp_file_is_removed() {
     // Crash after writing part of snapshot 3's temp file, before the rename.
     let partial = tmp.path().join("partial");
     let entries: Vec<SnapshotEntry> = model(&all[..4]).into_iter().map(|(u, c)| (u, None, c)).collect();
-    write_snapshot_file(&partial, 3, &entries).unwrap();
+    write_snapshot_file(&partial, 3, &entries, &[]).unwrap();
     let mut bytes = fs::read(&partial).unwrap();
     bytes.truncate(bytes.len() - 7);
     fs::write(dir.join("snapshot-3.bin.tmp"), bytes).unwrap();
@@ -597,6 +597,7 @@ fn snapshot_batch_expands_counts() {
         snapshot_epoch: Some(4),
         snapshot_edges: vec![(Update::insert(1, 2), 2), (weighted(3, 4, 2.5, 1), 1)],
         snapshot_times: vec![],
+        snapshot_records: vec![],
         log: batches(1),
         last_epoch: Some(5),
         warnings: vec![],
@@ -641,4 +642,42 @@ fn record_encoding_round_trips() {
     let empty = EpochBatch { epoch: 9, updates: vec![], ..Default::default() };
     assert_eq!(record_len(&empty), RECORD_HEADER + MIN_PAYLOAD);
     assert_eq!(decode_payload(&encode_record(&empty)[12..]).unwrap(), empty);
+}
+
+#[test]
+fn records_round_trip_through_the_log_and_snapshots() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("state");
+    let mut all = batches(4);
+    all[1].records = vec![("a b".into(), 1), ("é".into(), 1), ("a b".into(), 1)];
+    all[2].records = vec![("a b".into(), -1), (String::new(), 1)];
+    // An epoch without records is encoded exactly as before records existed.
+    assert_eq!(
+        record_len(&all[1]),
+        record_len(&EpochBatch { records: vec![], ..all[1].clone() }) + 8 + 3 * 5 + 3 + 2 + 3
+    );
+    {
+        let (mut sd, _) = StateDir::open(&dir).unwrap();
+        for b in &all {
+            sd.append(b).unwrap();
+        }
+        // The records present after epoch 2, in any order: the snapshot sorts them.
+        let records = vec![("é".to_string(), 1), (String::new(), 1), ("a b".to_string(), 1)];
+        let edges: Vec<SnapshotEntry> = model(&all[..3]).into_iter().map(|(u, c)| (u, None, c)).collect();
+        sd.snapshot_with_records(2, &edges, records).unwrap();
+        let twice = vec![("x".to_string(), 1), ("x".to_string(), 2)];
+        assert!(sd.snapshot_with_records(3, &edges, twice).unwrap_err().to_string().contains("appears twice"));
+    }
+    let (_, rec) = StateDir::open(&dir).unwrap();
+    assert_eq!(rec.snapshot_epoch, Some(2));
+    assert_eq!(rec.snapshot_records, vec![(String::new(), 1), ("a b".to_string(), 1), ("é".to_string(), 1)]);
+    assert_eq!(rec.log, all[3..].to_vec());
+    let snapshot = rec.snapshot_batch().unwrap();
+    assert_eq!(snapshot.records, vec![(String::new(), 1), ("a b".to_string(), 1), ("é".to_string(), 1)]);
+    // A log record whose record section is damaged is refused, not misread.
+    let mut bad = encode_record(&all[1]);
+    let payload = bad.split_off(RECORD_HEADER as usize);
+    let cut = &payload[..payload.len() - 1];
+    assert!(decode_payload(cut).unwrap_err().contains("ends early"), "{:?}", decode_payload(cut));
+    assert_eq!(decode_payload(&payload).unwrap(), all[1]);
 }

@@ -12,10 +12,13 @@ use crate::live::lines::{Item, Line};
 use crate::types::{Time, Update};
 
 /// What an embedding program submits.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Submission {
     /// An update, with its event time in windowed streams.
     Update(Update, Option<Time>),
+    /// A record of the run's record input (its text, as on a `record + TEXT` line) and its
+    /// diff (+1 / -1).
+    Record(String, i8),
     /// Close the current epoch.
     Commit,
 }
@@ -64,6 +67,7 @@ pub(super) fn read(input: Receiver<Vec<Submission>>, events: SyncSender<Event>) 
                 no += 1;
                 let item = match s {
                     Submission::Update(u, t) => Item::Update(u, t),
+                    Submission::Record(text, diff) => Item::Record(text, diff),
                     Submission::Commit => Item::Commit,
                 };
                 Line { no, item }
