@@ -477,6 +477,51 @@ fn the_cli_reference_is_current_and_has_every_run_flag() {
     assert!(flags > 40, "only {flags} flags found in ripples run --help");
 }
 
+/// The committed page of recorded runs (book/src/performance-runs.md) is what `ripples perf-page
+/// docs/runs` prints now: a run added, moved or edited without regenerating it fails here. And
+/// the page is made of the runs: a copy of the runs with one figure changed gives another page.
+#[test]
+fn the_recorded_runs_page_is_current() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runs = root.join("docs/runs");
+    let out = ripples(&["perf-page", s(&runs)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let now = String::from_utf8(out.stdout).unwrap();
+    let committed = std::fs::read_to_string(root.join("book/src/performance-runs.md")).unwrap();
+    assert!(
+        committed == now,
+        "book/src/performance-runs.md is stale: regenerate it with `cargo run -- perf-page docs/runs > book/src/performance-runs.md`"
+    );
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&runs).unwrap() {
+        let dir = entry.unwrap().path();
+        if dir.join("bench.json").is_file() {
+            seen += 1;
+            let name = dir.file_name().unwrap().to_str().unwrap();
+            assert!(now.contains(&format!("\n## {name}\n")), "{name} has no section");
+            assert!(
+                dir.join("command.txt").is_file() && dir.join("summary.md").is_file(),
+                "{name}: command or summary missing"
+            );
+        }
+    }
+    assert!(seen >= 3, "only {seen} recorded runs");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("2026-12-03-wcc-churn");
+    std::fs::create_dir(&copy).unwrap();
+    for file in ["command.txt", "summary.md"] {
+        std::fs::copy(runs.join("2026-12-03-wcc-churn").join(file), copy.join(file)).unwrap();
+    }
+    let json = std::fs::read_to_string(runs.join("2026-12-03-wcc-churn/bench.json")).unwrap();
+    std::fs::write(copy.join("bench.json"), json.replacen("\"p50_ms\": 0.415", "\"p50_ms\": 9.5", 1)).unwrap();
+    let changed = String::from_utf8(ripples(&["perf-page", s(tmp.path())]).stdout).unwrap();
+    assert!(changed.contains("| ripples | 4,013,025 | 9.500 |"), "{changed}");
+    assert!(changed.contains("Environment not recorded"), "{changed}");
+    let bad = ripples(&["perf-page", s(&root.join("no-such-dir"))]);
+    assert_eq!(bad.status.code(), Some(1));
+}
+
 /// The book's `--stats` reference lists exactly the fields of the records (every field set, so a
 /// new one must be added here and there: the struct literals below have no `..`).
 #[test]

@@ -96,6 +96,15 @@ pub enum BenchError {
     /// The result JSON could not be encoded.
     #[error("cannot encode the results")]
     Encode(#[source] serde_json::Error),
+    /// A recorded run's results (`bench.json`) could not be read back.
+    #[error("{} is not the output of ripples bench --json", path.display())]
+    Decode {
+        /// The file.
+        path: PathBuf,
+        /// Why it does not parse.
+        #[source]
+        source: serde_json::Error,
+    },
     /// No font for a PNG plot.
     #[error("no TrueType font found for the plot (looked for {0})")]
     NoFont(String),

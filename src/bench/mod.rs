@@ -19,6 +19,8 @@
 //! and their union forest one after another in this process, timing each, to measure the
 //! critical path of a K-worker run of that layout.
 //!
+//! [`runs_page`](mod@runs_page) turns recorded runs (`docs/runs/`) into the book's page of them.
+//!
 //! Errors are [`BenchError`]s.
 //!
 //! ```
@@ -46,6 +48,7 @@ pub mod plot;
 pub mod reference;
 pub mod result;
 pub mod run;
+pub mod runs_page;
 pub mod scenario;
 pub mod shards;
 pub mod system;

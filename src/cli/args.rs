@@ -50,6 +50,13 @@ pub enum Command {
     /// Print the command-line reference as Markdown (docs/cli.md is its output).
     #[command(name = "help-markdown", hide = true)]
     HelpMarkdown,
+    /// Print the page of recorded runs as Markdown (book/src/performance-runs.md is its output
+    /// for docs/runs).
+    #[command(name = "perf-page", hide = true)]
+    PerfPage {
+        /// The directory of recorded runs (`DATE-NAME/` with command.txt, bench.json, summary.md).
+        dir: PathBuf,
+    },
 }
 
 /// `-w` of `ripples run` (and of any job built on [`JobArgs`]).

@@ -76,6 +76,13 @@ pub struct BenchSystemArgs {
     pub state_out: Option<PathBuf>,
 }
 
+/// `ripples perf-page DIR`: prints the page of the recorded runs under `DIR`
+/// (`book/src/performance-runs.md` is its output for `docs/runs`).
+pub fn perf_page(dir: &std::path::Path) -> Result<(), RunError> {
+    print!("{}", bench::runs_page::runs_page(dir).map_err(run_error)?);
+    Ok(())
+}
+
 /// A benchmark error as the command line reports it: the whole chain (`outer: inner`); an unknown
 /// scenario is bad usage (exit status 2), anything else exit status 1.
 fn run_error(e: BenchError) -> RunError {

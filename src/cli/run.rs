@@ -139,6 +139,7 @@ pub fn dispatch(cli: Cli) -> Result<(), RunError> {
             print!("{}", cli_reference());
             Ok(())
         }
+        Command::PerfPage { dir } => bench::perf_page(&dir),
     }
 }
 
