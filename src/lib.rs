@@ -78,14 +78,47 @@ pub mod sinks;
 pub mod sources;
 pub mod types;
 
-/// The README and the book's chapters with Rust blocks: each block runs as a doc-test
-/// (`cargo test --doc`).
+/// The README and every chapter of the book (`book/src/`), one item each: every Rust block in
+/// them runs as a doc-test (`cargo test --doc`), and every other block is marked with its language
+/// so that rustdoc leaves it alone. The command-line chapter includes `docs/cli.md`.
 #[cfg(doctest)]
 pub mod book {
     #[doc = include_str!("../README.md")]
     pub struct Readme;
+    #[doc = include_str!("../book/src/introduction.md")]
+    pub struct Introduction;
+    #[doc = include_str!("../book/src/getting-started.md")]
+    pub struct GettingStarted;
+    #[doc = include_str!("../book/src/concepts.md")]
+    pub struct Concepts;
+    #[doc = include_str!("../book/src/running.md")]
+    pub struct Running;
+    #[doc = include_str!("../book/src/algorithms.md")]
+    pub struct Algorithms;
+    #[doc = include_str!("../book/src/live.md")]
+    pub struct Live;
+    #[doc = include_str!("../book/src/windows.md")]
+    pub struct Windows;
+    #[doc = include_str!("../book/src/serving.md")]
+    pub struct Serving;
+    #[doc = include_str!("../book/src/monitoring.md")]
+    pub struct Monitoring;
+    #[doc = include_str!("../book/src/experiments.md")]
+    pub struct Experiments;
     #[doc = include_str!("../book/src/library.md")]
     pub struct Library;
+    #[doc = include_str!("../book/src/performance.md")]
+    pub struct Performance;
+    #[doc = include_str!("../book/src/internals.md")]
+    pub struct Internals;
+    #[doc = include_str!("../book/src/testing.md")]
+    pub struct Testing;
+    #[doc = include_str!("../book/src/reference.md")]
+    pub struct Reference;
+    #[doc = include_str!("../book/src/reference-protocol.md")]
+    pub struct ReferenceProtocol;
+    #[doc = include_str!("../docs/cli.md")]
+    pub struct Cli;
 }
 
 pub use dataflow::typed::typed;
