@@ -109,6 +109,8 @@ pub mod book {
     pub struct Library;
     #[doc = include_str!("../book/src/performance.md")]
     pub struct Performance;
+    #[doc = include_str!("../book/src/performance-runs.md")]
+    pub struct PerformanceRuns;
     #[doc = include_str!("../book/src/internals.md")]
     pub struct Internals;
     #[doc = include_str!("../book/src/testing.md")]
