@@ -101,6 +101,18 @@ pub mod book {
     pub struct Windows;
     #[doc = include_str!("../book/src/serving.md")]
     pub struct Serving;
+    #[doc = include_str!("../book/src/sql/select.md")]
+    pub struct SqlSelect;
+    #[doc = include_str!("../book/src/sql/subscribe.md")]
+    pub struct SqlSubscribe;
+    #[doc = include_str!("../book/src/sql/copy.md")]
+    pub struct SqlCopy;
+    #[doc = include_str!("../book/src/sql/cursors.md")]
+    pub struct SqlCursors;
+    #[doc = include_str!("../book/src/sql/changes.md")]
+    pub struct SqlChanges;
+    #[doc = include_str!("../book/src/sql/catalog.md")]
+    pub struct SqlCatalog;
     #[doc = include_str!("../book/src/monitoring.md")]
     pub struct Monitoring;
     #[doc = include_str!("../book/src/experiments.md")]

@@ -72,7 +72,7 @@ pub struct SystemArgs {
 #[derive(Args, Debug)]
 pub struct RunArgs {
     pub file: PathBuf,
-    /// Output directory (default: results/<experiment name>).
+    /// Output directory (default: results/NAME, NAME being the experiment's name).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Skip cells that already have a record in OUT/results.jsonl.

@@ -21,8 +21,8 @@ pub(super) const WORKERS: WorkersFlag = WorkersFlag { help: "Worker threads", de
 #[derive(Args, Debug)]
 #[command(mut_arg("workers", |a| WORKERS.arg(a)))]
 pub struct GraphalyticsArgs {
-    /// Dataset directory with <graph>.properties, <graph>.v, <graph>.e and the expected outputs
-    /// <graph>-<ALG> (default: the validation graphs shipped in tests/data/graphalytics/graphs).
+    /// Dataset directory with GRAPH.properties, GRAPH.v, GRAPH.e and the expected outputs
+    /// GRAPH-ALG (default: the validation graphs shipped in tests/data/graphalytics/graphs).
     #[arg(value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Only this graph (repeat for several).
