@@ -592,3 +592,142 @@ fn the_stats_reference_lists_every_field() {
     assert_eq!(documented(per_epoch.split("Per epoch:").nth(1).unwrap()), keys(serde_json::to_value(&epoch).unwrap()));
     assert_eq!(documented(summary_part), keys(serde_json::to_value(&summary).unwrap()));
 }
+
+/// The README's 30-second tour, run line by line as a shell runs it, with `ripples` this build's
+/// binary and the live run's three ports free ones: the file run's `--output` against the plain
+/// WCC of the graph after the updates, its `--changes` summed to the same state; the served live
+/// run's psql answer (the three largest components) against the plain WCC of the graph alone;
+/// its `/metrics` answers.
+#[test]
+fn the_readme_tour_runs() {
+    use common::process::read;
+    use std::collections::{BTreeMap, HashMap};
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+
+    if !common::pg::have("psql", &["--version"], "apt-get install postgresql-client") {
+        return;
+    }
+    let readme = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"));
+    let block = readme
+        .split("```sh\n")
+        .find(|b| b.contains("ripples gen rmat"))
+        .and_then(|b| b.split("```").next())
+        .expect("the README has a sh block with the tour (ripples gen rmat ...)");
+    // A line's trailing comment starts at a `#` after two spaces; a line that is only a comment goes.
+    let lines: Vec<String> = block
+        .lines()
+        .map(|l| l.split("  #").next().unwrap().trim().to_string())
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert_eq!(lines.len(), 5, "the tour is gen, gen updates, a file run, a live run and a psql line: {lines:?}");
+    let files = Files::new();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_ripples")).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let sh = |line: &str| {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(line).current_dir(&files.root).env("PATH", &path).env("TMPDIR", &files.root);
+        c
+    };
+    for line in &lines[..3] {
+        let out = sh(line).output().unwrap();
+        assert!(out.status.success(), "`{line}` failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    // The plain WCC of the graph, before and after the updates (a multiset of edges as written).
+    let pair = |l: &str| -> Option<(u64, u64)> {
+        let mut w = l.split_whitespace();
+        Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+    };
+    let mut edges: HashMap<(u64, u64), u64> = HashMap::new();
+    for l in read(&files.path("g.e")).lines() {
+        if let Some(e) = pair(l) {
+            *edges.entry(e).or_default() += 1;
+        }
+    }
+    let plain = |edges: &HashMap<(u64, u64), u64>| {
+        let list: Vec<(u64, u64, f64)> = edges.keys().map(|&(a, b)| (a, b, 1.0)).collect();
+        ripples::oracle::wcc(&ripples::oracle::vertex_set(std::iter::empty(), &list), &list)
+    };
+    let initial = plain(&edges);
+    for l in read(&files.path("u.txt")).lines() {
+        let (sign, rest) = l.split_at(1);
+        let e = pair(rest).unwrap_or_else(|| panic!("u.txt: not an update line: {l:?}"));
+        match sign {
+            "+" => *edges.entry(e).or_default() += 1,
+            "-" => {
+                let n = edges.get_mut(&e).unwrap_or_else(|| panic!("u.txt deletes an absent edge: {l:?}"));
+                *n -= 1;
+                if *n == 0 {
+                    edges.remove(&e);
+                }
+            }
+            _ => panic!("u.txt: not an update line: {l:?}"),
+        }
+    }
+    let after = plain(&edges);
+    let output: BTreeMap<u64, u64> = read(&files.path("wcc.out")).lines().filter_map(pair).collect();
+    assert_eq!(output, after, "wcc.out differs from the plain WCC of the graph after the updates");
+    let mut summed: BTreeMap<(u64, u64), i64> = BTreeMap::new();
+    for l in read(&files.path("changes.txt")).lines() {
+        let f: Vec<i64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        *summed.entry((f[1] as u64, f[2] as u64)).or_default() += f[3];
+    }
+    summed.retain(|_, d| *d != 0);
+    let state: BTreeMap<u64, u64> = summed.keys().copied().collect();
+    assert!(summed.values().all(|&d| d == 1), "changes.txt sums to a row with a multiplicity other than 1");
+    assert_eq!(state, after, "changes.txt summed differs from the plain WCC after the updates");
+
+    // The live run, served and with the dashboard, on free ports.
+    let (listen, sql, http) = (free_port(), free_port(), free_port());
+    for (line, flag) in [(3, "--listen 9000"), (3, "--serve 5433"), (3, "--http 9100"), (4, "port=5433")] {
+        assert!(lines[line].contains(flag), "the tour's line {:?} no longer has {flag:?}", lines[line]);
+    }
+    let live = lines[3]
+        .replace("--listen 9000", &format!("--listen {listen}"))
+        .replace("--serve 5433", &format!("--serve {sql}"))
+        .replace("--http 9100", &format!("--http {http}"));
+    let stderr = files.path("live.stderr");
+    let mut child = sh(&format!("exec {live}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .spawn()
+        .unwrap();
+    struct Kill(std::process::Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    common::pg::wait_line(&stderr, "serving SQL on", &mut child);
+    let _child = Kill(child);
+    common::pg::wait_epoch(sql, 0);
+    let out = sh(&lines[4].replace("port=5433", &format!("port={sql}"))).output().unwrap();
+    assert!(out.status.success(), "the tour's psql line failed: {}", String::from_utf8_lossy(&out.stderr));
+    let rows: Vec<(u64, u64)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (a, b) = l.split_once('|')?;
+            Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+        })
+        .collect();
+    let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    for label in initial.values() {
+        *sizes.entry(*label).or_default() += 1;
+    }
+    let mut by_size: Vec<u64> = sizes.values().copied().collect();
+    by_size.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(rows.len(), 3, "psql printed {}", String::from_utf8_lossy(&out.stdout));
+    for (i, &(label, size)) in rows.iter().enumerate() {
+        assert_eq!(sizes.get(&label), Some(&size), "component {label} of size {size} is not one of the graph's");
+        assert_eq!(size, by_size[i], "row {i}: the {}th largest component has {} vertices", i + 1, by_size[i]);
+    }
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", http)).unwrap();
+    write!(conn, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    conn.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "/metrics answered {reply:.200}");
+    assert!(reply.contains("ripples_epochs_completed_total"), "/metrics has no epoch counter: {reply:.500}");
+}
