@@ -415,6 +415,29 @@ fn retention_linger_and_refusals() {
     wait_line(&server.stderr.clone(), "still serving", server.child());
     let port = server.port;
     assert_eq!(psql(port, "SELECT ripples_epoch()").trim(), last.to_string());
+    // The run has ended: a subscription without UP TO ends after the last epoch (its rows summed
+    // are the last epoch's state), and one that waits for a later epoch is refused.
+    let copied = files.path("subscribed.txt");
+    let mut sub = Command::new("psql")
+        .args([&conninfo(port), "-X", "-At", "-c", &format!("COPY (SUBSCRIBE wcc AS OF {}) TO STDOUT", last - 1)])
+        .env("PGPASSWORD", PASSWORD)
+        .stdout(fs::File::create(&copied).unwrap())
+        .spawn()
+        .unwrap();
+    let status = wait_exit(&mut sub, PATIENCE, "SUBSCRIBE without UP TO on a lingering server");
+    assert!(status.success(), "SUBSCRIBE after the run ended failed: {status}");
+    let mut summed: BTreeMap<(Node, Node), i64> = BTreeMap::new();
+    for l in read(&copied).lines() {
+        let f: Vec<&str> = l.split('\t').collect();
+        assert!(f[0].parse::<u64>().unwrap() >= last - 1, "a row before the start epoch: {l}");
+        *summed.entry((f[2].parse().unwrap(), f[3].parse().unwrap())).or_default() += f[1].parse::<i64>().unwrap();
+    }
+    summed.retain(|_, d| *d != 0);
+    assert!(summed.values().all(|&d| d == 1), "SUBSCRIBE's rows sum to a multiplicity other than 1");
+    let state: BTreeMap<Node, Node> = summed.into_keys().collect();
+    assert_eq!(state, want[last as usize].0, "SUBSCRIBE AS OF {} summed differs from the last epoch's WCC", last - 1);
+    let err = psql_error(port, &format!("COPY (SUBSCRIBE wcc AS OF {}) TO STDOUT", last + 1));
+    assert!(err.contains("55000") && err.contains("the run ended"), "SUBSCRIBE past the run's end: {err}");
     assert_eq!(psql(port, "SELECT vertex, value FROM wcc ORDER BY vertex"), map_text(&want[last as usize].0));
     assert_eq!(
         psql(port, &format!("SELECT vertex, value FROM wcc AS OF {} ORDER BY vertex", last - 2)),

@@ -141,6 +141,9 @@ pub(crate) struct Shared {
     pub statements: AtomicU64,
     /// The last epoch the mirror committed (readers wait on it).
     pub latest: tokio::sync::watch::Sender<Option<Time>>,
+    /// Set once the run has ended and every epoch is in the mirror (`--serve-linger`): no epoch
+    /// comes after `latest`, so subscriptions end there.
+    pub ended: tokio::sync::watch::Sender<bool>,
     /// The algorithm tables, once the run started.
     pub tables: Mutex<Vec<mirror::Table>>,
     /// A mirror failure, reported to the run at its next epoch.
@@ -210,12 +213,14 @@ impl Serving {
         let db = dir.join("mirror.sqlite");
         let conn = mirror::create(&db)?;
         let (latest, _) = tokio::sync::watch::channel(None);
+        let (ended, _) = tokio::sync::watch::channel(false);
         let shared = Arc::new(Shared {
             db,
             sent: AtomicU64::new(0),
             applied_count: AtomicU64::new(0),
             statements: AtomicU64::new(0),
             latest,
+            ended,
             tables: Mutex::new(Vec::new()),
             failed: Mutex::new(None),
             config: config.clone(),
@@ -280,8 +285,10 @@ impl Serving {
         self.shared.cost.lock().map(|c| c.clone()).unwrap_or_default()
     }
 
-    /// Keeps serving until the process gets SIGINT or SIGTERM.
+    /// Keeps serving until the process gets SIGINT or SIGTERM (called after the run ended and
+    /// [`Serving::wait_mirror`]: subscriptions end at the last epoch).
     pub fn linger(&self) {
+        self.shared.ended.send_replace(true);
         if let Some(rt) = &self.runtime {
             rt.block_on(async {
                 #[cfg(unix)]
@@ -402,7 +409,6 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
                         profiled = Some(Instant::now());
                     }
                 }
-                shared.applied_count.fetch_add(count as u64, Ordering::AcqRel);
                 if r.is_ok() {
                     if let Some(last) = last {
                         shared.latest.send_replace(Some(last));
@@ -420,6 +426,9 @@ fn mirror_thread(conn: rusqlite::Connection, rx: mpsc::Receiver<Msg>, shared: Ar
                         cost.epochs = m.cost.epochs;
                     }
                 }
+                // Counted applied last: `wait_mirror` returns with `latest` at the last epoch (a
+                // lingering server's subscriptions end there) and the cost complete.
+                shared.applied_count.fetch_add(count as u64, Ordering::AcqRel);
                 r
             }
         };

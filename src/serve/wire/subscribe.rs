@@ -5,7 +5,8 @@
 //! A row is `epoch, diff, vertex, value` (a typed output's: `epoch, diff, key, value`) in COPY's
 //! text format; a progress row is
 //! `epoch, 0, \N, \N`. A subscriber that falls behind the retained epochs gets a `LAGGING` error
-//! that says where to resume.
+//! that says where to resume. A subscription without `UP TO` ends after the run's last epoch once
+//! the run has ended (a lingering server, `--serve-linger`).
 
 use std::fmt::Debug;
 
@@ -41,9 +42,10 @@ impl Session {
             Err(e) => return Ok(Err(e)),
         };
         let mut latest = self.shared.latest.subscribe();
+        let mut ended = self.shared.ended.subscribe();
         // Wait for the first epoch (or the AS OF one) to complete.
         let want = s.as_of.unwrap_or(0);
-        if completed(&mut latest, |l| l >= want).await.is_none() {
+        if completed(&mut latest, &mut ended, |l| l >= want).await.is_none() {
             return Ok(Err(SqlError::new(state::LAGGING, "the run ended before the epoch completed")));
         }
         let (t, snapshot, as_of) = (table.clone(), s.snapshot, s.as_of);
@@ -66,7 +68,7 @@ impl Session {
             if s.up_to.is_some_and(|u| last + 1 >= u) {
                 break;
             }
-            let Some(now) = completed(&mut latest, |l| l > last).await else { break };
+            let Some(now) = completed(&mut latest, &mut ended, |l| l > last).await else { break };
             let hi = s.up_to.map_or(now, |u| now.min(u - 1));
             let (t, from, progress) = (table.clone(), last, s.progress);
             let retain = self.shared.config.retain_epochs;
@@ -96,15 +98,24 @@ impl Session {
     }
 }
 
-/// Waits until the latest completed epoch satisfies `ready`; `None` when the run ended first.
-async fn completed(latest: &mut watch::Receiver<Option<Time>>, ready: impl Fn(Time) -> bool) -> Option<Time> {
+/// Waits until the latest completed epoch satisfies `ready`; `None` when the run ended first
+/// (the server stopped, or it lingers after the run's last epoch).
+async fn completed(
+    latest: &mut watch::Receiver<Option<Time>>,
+    ended: &mut watch::Receiver<bool>,
+    ready: impl Fn(Time) -> bool,
+) -> Option<Time> {
     loop {
         let now = *latest.borrow_and_update();
         if let Some(l) = now.filter(|&l| ready(l)) {
             return Some(l);
         }
-        if latest.changed().await.is_err() {
+        if *ended.borrow_and_update() {
             return None;
+        }
+        tokio::select! {
+            changed = latest.changed() => changed.ok()?,
+            changed = ended.changed() => changed.ok()?,
         }
     }
 }
