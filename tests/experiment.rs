@@ -436,6 +436,24 @@ fn cost_against_a_slow_and_a_fast_baseline() {
         assert_eq!(costs[0]["baseline"], name);
         assert_eq!(costs[0]["workers"].as_u64(), want, "{name}: {costs:?}");
         assert!(scaling["series"].as_array().unwrap().iter().any(|s| s["baseline"] == true));
+        // The latency and memory panels name each cell by its workers and batch.
+        for kind in ["latency_ccdf", "rss", "latency_run"] {
+            let panel = figures.as_array().unwrap().iter().find(|p| p["kind"] == kind);
+            let panel = panel.unwrap_or_else(|| panic!("no {kind} panel in {figures}"));
+            let labels: Vec<&str> =
+                panel["series"].as_array().unwrap().iter().filter_map(|s| s["label"].as_str()).collect();
+            for w in ["w1", "w2"] {
+                assert!(labels.contains(&format!("insert-random ripples {w} b300").as_str()), "{kind}: {labels:?}");
+            }
+            for l in &labels {
+                assert!(
+                    [format!("insert-random {name} w1 b300"), format!("insert-random {name} w2 b300")]
+                        .contains(&l.to_string())
+                        || l.starts_with("insert-random ripples w"),
+                    "{kind}: {l:?}"
+                );
+            }
+        }
         let cost = want.map_or("not reached".to_string(), |w| w.to_string());
         let report = read(&files.path("out/report.md"));
         assert!(report.contains(&format!("| tiny | wcc | insert-random | 300 | ripples | 1 | {name} |")), "{report}");

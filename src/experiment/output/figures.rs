@@ -90,6 +90,8 @@ pub fn figures(records: &[Record]) -> Vec<Panel> {
         let panel = (c.dataset.clone(), c.algorithm.clone());
         let config = c.config();
         let n = if c.processes > 1 { format!(" n{}", c.processes) } else { String::new() };
+        // The cell's own line in the latency and memory panels.
+        let label = format!("{} {} w{}{n} b{}", c.stream, c.system, c.workers, c.batch);
         let line = format!("{} {}{n} b{}", c.stream, c.system, c.batch);
         let threads = c.total_workers();
         by_workers.entry(panel.clone()).or_default().entry(line).or_default().insert(threads, (tp, config.clone()));
@@ -98,12 +100,12 @@ pub fn figures(records: &[Record]) -> Vec<Panel> {
         let mut lat: Vec<f64> =
             rs.iter().flat_map(|r| r.metrics.iter().flat_map(|m| m.latencies_ms.iter().copied())).collect();
         lat.sort_by(f64::total_cmp);
-        let n = lat.len();
-        if n > 0 {
-            let points = lat.iter().enumerate().map(|(i, &x)| (x.max(1e-3), (n - i) as f64 / n as f64)).collect();
-            let label = format!("{} {} w{}{n} b{}", c.stream, c.system, c.workers, c.batch);
+        let count = lat.len();
+        if count > 0 {
+            let points =
+                lat.iter().enumerate().map(|(i, &x)| (x.max(1e-3), (count - i) as f64 / count as f64)).collect();
             ccdf.entry(panel.clone()).or_default().push(Series {
-                label,
+                label: label.clone(),
                 points,
                 configs: vec![config.clone()],
                 reference: false,
@@ -111,7 +113,6 @@ pub fn figures(records: &[Record]) -> Vec<Panel> {
             });
         }
         if let Some(m) = rs[0].metrics.as_ref() {
-            let label = format!("{} {} w{}{n} b{}", c.stream, c.system, c.workers, c.batch);
             let series = |points: Vec<(f64, f64)>| Series {
                 label: label.clone(),
                 points,
