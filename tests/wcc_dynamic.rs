@@ -573,6 +573,18 @@ fn two_process_log<A: Algorithm + Clone + Send + Sync + 'static>(
     workers: usize,
     wcc: A,
 ) -> Vec<Change> {
+    two_process_run(s, batch, workers, wcc, None).0
+}
+
+/// [`two_process_log`] with process 0's time limit: process 0's change log and the last epoch it
+/// wrote.
+fn two_process_run<A: Algorithm + Clone + Send + Sync + 'static>(
+    s: &RandomStream,
+    batch: usize,
+    workers: usize,
+    wcc: A,
+    time_limit: Option<std::time::Duration>,
+) -> (Vec<Change>, u64) {
     use ripples::driver::Layout;
     let files = Files::new();
     let hosts = format!("127.0.0.1:{}\n127.0.0.1:{}\n", common::process::free_port(), common::process::free_port());
@@ -582,17 +594,22 @@ fn two_process_log<A: Algorithm + Clone + Send + Sync + 'static>(
             let mut options = RunOptions::memory(memory(s, batch), workers);
             options.layout =
                 Layout { processes: 2, process, hostfile: Some(hostfile.clone()), ..Layout::threads(workers) };
+            if process == 0 {
+                options.time_limit = time_limit;
+            }
             let wcc = wcc.clone();
             std::thread::spawn(move || driver::run(options, wcc))
         })
         .collect();
-    let mut logs = Vec::new();
+    let mut reports = Vec::new();
     for run in runs {
         let report = run.join().expect("run thread").unwrap_or_else(|e| panic!("workers {workers}: {e}"));
-        logs.push(report.and_then(|r| r.changes));
+        reports.push(report);
     }
-    assert!(logs[1].is_none(), "process 1 writes nothing");
-    logs[0].take().expect("process 0 reports its change log")
+    assert!(reports[1].is_none(), "process 1 writes nothing");
+    let report = reports[0].take().expect("process 0 reports");
+    let last = report.epochs.last().expect("epoch 0 at least").epoch;
+    (report.changes.expect("process 0 reports its change log"), last)
 }
 
 /// Two processes, 1 and 2 workers each, in either forest layout: process 0's change log equals
@@ -614,6 +631,36 @@ fn two_processes_in_either_layout_write_one_workers_change_log() {
             }
         }
     }
+}
+
+/// A time limit on process 0 of a cluster whose process 1 runs ahead: the processes agree on
+/// the last epoch, every epoch through it is fed by both completely, and the change log written
+/// equals one worker's through that epoch (the oracle checks that log at every epoch). Before
+/// they agreed, process 1 fed past process 0's last epoch and process 0 fed only its own claims.
+/// Fixed seeds and limits; some runs must stop early or the test checks nothing.
+#[test]
+fn a_time_limited_cluster_writes_exact_epochs_through_its_last() {
+    let mut stopped_early = 0;
+    for seed in [51u64, 52, 53] {
+        let s = adversarial_stream(seed, 40, 30, 600);
+        let batch = 2 + seed as usize % 3;
+        let epochs = 600usize.div_ceil(batch);
+        let general = general_log_checked(&s, batch, seed);
+        for workers in [1, 2] {
+            for limit_ms in [0u64, 2, 5, 20] {
+                let limit = std::time::Duration::from_millis(limit_ms);
+                let (log, last) = two_process_run(&s, batch, workers, WccDynamic::default(), Some(limit));
+                stopped_early += usize::from(last < epochs as u64);
+                let expected: Vec<Change> = general.iter().filter(|c| c.epoch <= last).cloned().collect();
+                assert!(
+                    log == expected,
+                    "seed {seed} batch {batch} workers {workers} limit {limit_ms} ms (last epoch {last}): \
+                     the change log differs from one worker's"
+                );
+            }
+        }
+    }
+    assert!(stopped_early > 0, "no run stopped at its time limit: the test checks nothing");
 }
 
 /// The insert-only fast path in two processes (its merge at the last worker of process 0): the

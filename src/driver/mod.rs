@@ -42,6 +42,7 @@ pub mod metrics;
 pub mod observe;
 pub mod profile;
 pub(crate) mod resume;
+mod stop;
 pub(crate) mod worker;
 pub(crate) mod writer;
 
@@ -268,7 +269,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
     // The per-time counts the algorithms of this process report (fallback rebuilds, a census).
     let counts = crate::dataflow::AlgorithmCounts::default();
     // Where the workers of this process stop at the writer's time limit (see `worker::feed_epochs`).
-    let stop = Arc::new(worker::Stop::default());
+    let stop = Arc::new(stop::Stop::default());
     let supervision = cluster::Supervision::start();
     let mark = supervision.marker();
     let guards =

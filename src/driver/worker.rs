@@ -32,6 +32,7 @@ use super::epochs::{EpochSource, EventEpoch, FileEpochs, LiveEpochs, NoEpochs};
 use super::feed::{ArrivalsInput, Feeder, RecordsInput};
 use super::input::{self, InputFacts, Source, WorkerShare};
 use super::resume::Resume;
+use super::stop::{last_epoch, Stop, StopChannel};
 use super::writer::{Buffer, OutputPlan, RowBuffer, RunFacts, SinkBuffer, Writer};
 use super::{allgather, metrics, LiveShared, RunError, RunOptions, RunReport};
 use crate::dataflow::gather::to_first_worker;
@@ -89,7 +90,7 @@ pub(crate) fn run_worker(
     live: Option<&LiveShared>,
     counts: &AlgorithmCounts,
     taken: Option<&input::TakenInitial>,
-    stop: &Stop,
+    stop: &std::sync::Arc<Stop>,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
     let Agreed { count_graph, profile } = same_dataflow_everywhere(worker, options, algorithms)?;
@@ -108,6 +109,8 @@ pub(crate) fn run_worker(
     // alike) stops the run with nothing written.
     let Built { edges_in, arrivals_in, records_in, probe, buffers, census, plans, mut failures } =
         build_dataflow(worker, algorithms, &shape, vertices, count_graph, counts)?;
+    let processes = options.layout.processes;
+    let mut stop_channel = (processes > 1).then(|| StopChannel::build(worker, stop, processes, options.layout.workers));
     let mut writer = open_writer(worker, options, &plans, live, source.expected())?;
     if let (Some(writer), Some(census)) = (writer.as_mut(), census) {
         writer.count_graph(census);
@@ -124,7 +127,7 @@ pub(crate) fn run_worker(
         writer.as_mut(),
         &buffers,
         &mut failures,
-        (options.time_limit, stop),
+        (options.time_limit, stop, stop_channel.as_mut()),
         (
             shape.edge_lifetime.is_some(),
             options.layout.processes > 1,
@@ -135,6 +138,9 @@ pub(crate) fn run_worker(
         p.keep_arrangements(worker);
     }
     feeder.close();
+    if let Some(channel) = stop_channel.take() {
+        channel.close();
+    }
     while super::cluster::step_or_park(worker) {}
     // Peak memory of every process (one report each, from its first worker).
     let first_here = worker.index().is_multiple_of(options.layout.workers.max(1));
@@ -529,41 +535,6 @@ struct Replay {
 /// flight add latency without adding throughput (measured with R-MAT 16 churn, `--batch 1000`).
 const CLUSTER_WRITER_RUN_AHEAD: usize = 2;
 
-/// How the workers of a process agree where a time-limited run stops: every worker claims each
-/// epoch before it feeds it, and the writer, once its time limit has passed, stops the claims
-/// and learns the last epoch claimed; every worker then feeds its share through that epoch.
-#[derive(Default)]
-pub(crate) struct Stop {
-    /// Whether the writer stopped, and the last epoch any worker claimed.
-    state: std::sync::Mutex<(bool, Time)>,
-}
-
-impl Stop {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (bool, Time)> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A worker is about to feed `epoch`: `Ok` to feed it, or, once the writer has stopped, the
-    /// last epoch claimed (every worker of the process feeds its share through it).
-    fn claim(&self, epoch: Time) -> Result<(), Time> {
-        let mut state = self.lock();
-        match *state {
-            (true, last) => Err(last),
-            (false, last) => {
-                state.1 = last.max(epoch);
-                Ok(())
-            }
-        }
-    }
-
-    /// The writer stops: no more claims. Returns the last epoch claimed.
-    fn stop(&self) -> Time {
-        let mut state = self.lock();
-        state.0 = true;
-        state.1
-    }
-}
-
 /// After the writer's time limit: feeds this worker's share of `next` (an epoch taken from the
 /// source and not fed yet) and of the source's next epochs, up to epoch `last`, without waiting
 /// for them.
@@ -620,13 +591,10 @@ fn end_replay(feeder: &mut Feeder, r: Replay, exact_lifetimes: bool) -> Closing 
 /// once, however many epochs are in flight (an epoch's *busy* time: its latency less its overlap
 /// with the epochs closed before it).
 ///
-/// The writer alone decides when the time limit has passed ([`Stop`]): it stops writing, and
-/// every worker of its process then feeds its share of exactly the epochs some worker of the
-/// process had fed, without waiting for them, and stops. (A worker that stopped on its own clock
-/// would let the writer write an epoch without that worker's share of it; one that stopped
-/// where it was, running ahead, would leave epochs fed in part, whose deletions may name copies
-/// another worker's share inserts.) Workers of other processes, which cannot see the stop, feed
-/// to the end of their input; nothing after the writer's last epoch is written.
+/// The writer alone decides when the time limit has passed: it stops writing, and every worker
+/// of every process then feeds its share of exactly the epochs some worker had fed, without
+/// waiting for them, and stops (in a cluster the processes agree on that epoch through the stop
+/// dataflow: [`super::stop`]). Nothing after the writer's last epoch is written.
 #[allow(clippy::too_many_arguments)]
 fn feed_epochs(
     worker: &mut Worker,
@@ -636,7 +604,7 @@ fn feed_epochs(
     mut writer: Option<&mut Writer>,
     buffers: &Buffers,
     failures: &mut Failures,
-    (time_limit, stop): (Option<Duration>, &Stop),
+    (time_limit, stop, mut stop_channel): (Option<Duration>, &Stop, Option<&mut StopChannel>),
     (exact_lifetimes, cluster, writer_runs_ahead): (bool, bool, bool),
 ) -> Result<bool, RunError> {
     let mut closed = 0u64;
@@ -705,9 +673,10 @@ fn feed_epochs(
             worker.step();
             continue;
         }
-        if let Err(last) = stop.claim(number) {
+        if stop.claim(number).is_err() {
             // The writer stopped at its time limit: this worker's share of every epoch a worker
-            // of the process has fed, and no more.
+            // (of any process) has fed, and no more.
+            let last = last_epoch(worker, stop, stop_channel.as_deref_mut(), false);
             feed_claimed(worker, source, feeder, Some(epoch), last)?;
             return Ok(true);
         }
@@ -722,14 +691,16 @@ fn feed_epochs(
         while pending.len() > ahead {
             let closing = pending.pop_front().expect("more than `ahead` epochs pending");
             if close(worker, feeder, writer.as_mut(), source, closing, true)? {
-                feed_claimed(worker, source, feeder, None, stop.stop())?;
+                let last = last_epoch(worker, stop, stop_channel.as_deref_mut(), true);
+                feed_claimed(worker, source, feeder, None, last)?;
                 return Ok(true);
             }
         }
     }
     while let Some(closing) = pending.pop_front() {
         if close(worker, feeder, writer.as_mut(), source, closing, true)? {
-            feed_claimed(worker, source, feeder, None, stop.stop())?;
+            let last = last_epoch(worker, stop, stop_channel.as_deref_mut(), true);
+            feed_claimed(worker, source, feeder, None, last)?;
             return Ok(true);
         }
     }
