@@ -1,0 +1,510 @@
+//! Every `sh` block of the README and the book runs.
+//!
+//! Each block is found by its page and first line, and either run as one `sh -e` script in a
+//! fresh directory (this build's `ripples` on `PATH`, the examples `cargo test` built beside it)
+//! or named with the test that runs it. A block this table does not know, or an entry no block
+//! matches, fails the test: a new block must say how it runs.
+//!
+//! To run a block here, a few things change and nothing else: sizes shrink (a debug build runs
+//! them: R-MAT scale 16 becomes 10, a million updates a few thousand, a bench's default scale 9),
+//! the fixed ports become free ones, a command a reader leaves running in a terminal of its own
+//! runs in the background (and every background process is killed at the end), and after a line
+//! that starts a listener in the background the script waits until the port listens. Each block
+//! must exit with status 0, leave the files it names non-empty and print what its comments say
+//! it prints (the entries' `prints`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::process::{free_port, Files};
+
+/// How the test runs one block.
+enum How {
+    /// As a script (see the module docs).
+    Run(Script),
+    /// Run by another test: its file and function (the test checks that they exist).
+    Elsewhere(&'static str, &'static str),
+}
+
+#[derive(Default)]
+struct Script {
+    /// Commands run first in the block's directory: the files the page says the block starts from.
+    setup: &'static str,
+    /// Replacements applied to the block (after its comments are cut): sizes, and steps a reader
+    /// does by hand in another terminal.
+    subs: &'static [(&'static str, &'static str)],
+    /// Appended to the block.
+    end: &'static str,
+    /// Files the block must leave non-empty.
+    files: &'static [&'static str],
+    /// Text the block must print (on its standard output or error).
+    prints: &'static [&'static str],
+}
+
+/// A block of the pages: the page (from the repository's root), the first line's start, how.
+struct Entry {
+    page: &'static str,
+    starts: &'static str,
+    how: How,
+}
+
+/// Sizes a debug build runs in a second or two (a bench's stream, the demo's graph).
+const SHRINK: &[(&str, &str)] = &[
+    ("bench wcc-churn", "bench wcc-churn --scale 9 --epochs 3"),
+    ("bench wcc-insert", "bench wcc-insert --scale 9 --epochs 3 --batch 1000"),
+    ("bench wcc-window", "bench wcc-window --scale 9 --epochs 3 --window 4000"),
+    ("ripples demo", "ripples demo --scale 10 --window 5000 --epochs 20"),
+];
+
+/// A small graph and update stream, as `g.e` and `u.txt`.
+const GRAPH: &str = "ripples gen rmat --scale 10 --seed 1 --out g.e\n\
+                     ripples gen updates --graph g.e --count 3000 --delete-fraction 0.3 --seed 1 --out u.txt\n";
+
+/// A served run that has ended and lingers (for the pages that query one), on port 6875.
+const SERVED: &str = "ripples gen rmat --scale 10 --seed 1 --out g.e\n\
+    ripples gen updates --graph g.e --count 2000 --delete-fraction 0.2 --out u.e\n\
+    ripples run wcc,bfs --source 1 --graph g.e --updates u.e --batch 100 --output-dir out \
+    --serve 127.0.0.1:6875 --serve-trust --serve-linger --profile p.json 2> served.log &\n\
+    wait_text served.log 'still serving'\n";
+
+fn entries() -> Vec<Entry> {
+    use How::*;
+    let run = |s: Script| Run(s);
+    vec![
+        Entry {
+            page: "README.md",
+            starts: "cargo run --release -- demo",
+            // `cargo test` is what runs this test.
+            how: run(Script { subs: &[("cargo test", "true")], prints: &["updates/s"], ..Default::default() }),
+        },
+        Entry {
+            page: "README.md",
+            starts: "ripples gen rmat --scale 14 --out g.e",
+            how: Elsewhere("tests/cli.rs", "the_readme_tour_runs"),
+        },
+        Entry {
+            page: "README.md",
+            starts: "cargo run --release --example typed_serve",
+            how: run(Script {
+                setup: "ripples gen rmat --scale 10 --seed 1 --out g.e\n\
+                        ripples gen updates --graph g.e --count 2000 --delete-fraction 0.5 --seed 1 --out u.txt\n\
+                        printf '\\\\d fans_out\\nSELECT count(*) FROM fans_out;\\n' > fans.sql\n",
+                subs: &[("--serve-linger -q", "--serve-linger 2> served.log &\nwait_text served.log 'still serving'")],
+                prints: &["Table \"public.fans_out\"", "(1 row)"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/getting-started.md",
+            starts: "cargo run --release -- demo",
+            how: run(Script { subs: &[("cargo test", "true")], prints: &["updates/s"], ..Default::default() }),
+        },
+        Entry {
+            page: "book/src/algorithms.md",
+            starts: "ripples run wcc,bfs,pagerank",
+            how: run(Script {
+                setup: GRAPH,
+                files: &["out/wcc.out", "out/wcc.changes", "out/bfs.out", "out/pagerank.out"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/algorithms.md",
+            starts: "cargo run --release -- graphalytics",
+            how: run(Script {
+                setup: "ln -s \"$REPO/tests\" tests\n",
+                subs: &[("/path/to/dataset --graph NAME", "tests/data/graphalytics/graphs --graph example-directed")],
+                prints: &["24 passed, 0 failed", "1 passed, 0 failed"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/experiments.md",
+            starts: "ripples experiment convert sx-stackoverflow.txt",
+            how: run(Script {
+                // A SNAP temporal edge list over ten days.
+                setup: "awk 'BEGIN { for (i = 0; i < 2000; i++) print i % 97, (i * 31) % 89, 1217567877 + i * 432 }' \
+                        > sx-stackoverflow.txt\n",
+                files: &["so.u", "daily.txt"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/library.md",
+            starts: "cargo run --release --example degree_distribution",
+            how: run(Script { setup: GRAPH, files: &["degrees.txt"], ..Default::default() }),
+        },
+        Entry {
+            page: "book/src/live.md",
+            starts: "ripples run wcc --listen 127.0.0.1:7000 --changes -",
+            how: run(Script {
+                end: "wait",
+                files: &["final.txt"],
+                prints: &["ready 1", "ok 2", "bye"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/live.md",
+            starts: "ripples run wcc --listen 7000 --state-dir st",
+            how: run(Script {
+                prints: &["ready 1", "ok 2", "ready 3", "bye", "1 1\n2 1\n3 1\n4 1\n"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/monitoring.md",
+            starts: "ripples run wcc --graph g.e --listen 9000",
+            how: run(Script { setup: GRAPH, prints: &["ripples_epoch_duration_seconds_bucket"], ..Default::default() }),
+        },
+        Entry {
+            page: "book/src/monitoring.md",
+            starts: "psql \"host=127.0.0.1 port=5433 user=ripples\" -c",
+            how: run(Script {
+                setup: SERVED,
+                subs: &[("port=5433", "port=6875")],
+                prints: &["(5 rows)"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/performance.md",
+            starts: "mkdir -p docs/runs/$(date +%F)-wcc-churn",
+            how: run(Script {
+                setup: "mkdir -p book/src\n",
+                // `cargo bench`: `.ci/run` runs the benches once (`cargo test --benches`).
+                subs: &[("$EDITOR summary.md", "echo 'A test run.' > summary.md"), ("cargo bench", "true")],
+                files: &["book/src/performance-runs.md"],
+                prints: &["ripples / uf-hash"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/performance-runs.md",
+            starts: "ripples bench wcc-",
+            how: run(Script { files: &["bench.json", "plot.svg"], ..Default::default() }),
+        },
+        Entry {
+            page: "book/src/reference-protocol.md",
+            starts: "ripples run wcc --listen 127.0.0.1:7000 --state-dir st",
+            how: run(Script { prints: &["< ready 1", "< bye"], ..Default::default() }),
+        },
+        Entry {
+            page: "book/src/running.md",
+            starts: "ripples gen rmat --scale 16 --out g.e",
+            how: run(Script {
+                subs: &[("--scale 16", "--scale 10"), ("--count 100000", "--count 3000")],
+                end: "wait",
+                files: &["out.txt"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/serving.md",
+            starts: "ripples gen rmat --scale 10 --seed 1 --out g.e",
+            how: run(Script {
+                subs: &[
+                    ("--serve-linger", "--serve-linger 2> served.log &\nwait_text served.log 'still serving'"),
+                    ("user=ripples\"", "user=ripples\" -c 'SELECT count(*) FROM wcc'"),
+                ],
+                prints: &["(1 row)"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/windows.md",
+            starts: "ripples gen rmat --scale 16 --out g.e",
+            how: run(Script {
+                // The last line is a live run a reader leaves waiting for producers.
+                subs: &[
+                    ("--scale 16", "--scale 10"),
+                    ("--count 1000000", "--count 20000"),
+                    ("--state-dir st", "--state-dir st &"),
+                ],
+                files: &["c.txt", "s.json"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/windows.md",
+            starts: "ripples gen rmat --scale 20 --out g20.e",
+            how: run(Script {
+                subs: &[
+                    ("--scale 20", "--scale 10"),
+                    ("--count 1500000", "--count 15000"),
+                    ("--window 1000000", "--window 10000"),
+                ],
+                files: &["w.json"],
+                ..Default::default()
+            }),
+        },
+        Entry {
+            page: "book/src/sql/copy.md",
+            starts: "psql \"host=127.0.0.1 port=6875 user=ripples\"",
+            how: run(Script { setup: SERVED, files: &["sizes.tsv"], prints: &["COPY "], ..Default::default() }),
+        },
+    ]
+}
+
+/// The `sh` blocks of a page, each as its lines.
+fn sh_blocks(text: &str) -> Vec<Vec<String>> {
+    let mut blocks = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in text.lines() {
+        match current.as_mut() {
+            None if line.trim_end() == "```sh" => current = Some(Vec::new()),
+            None => {}
+            Some(_) if line.starts_with("```") => blocks.push(current.take().expect("in a block")),
+            Some(lines) => lines.push(line.to_string()),
+        }
+    }
+    blocks
+}
+
+/// The block as commands: continued lines joined, comments cut (a line's comment starts at a
+/// `#` after two spaces, as the pages write them).
+fn commands(block: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut continued = false;
+    for line in block {
+        let line = line.split("  #").next().unwrap_or("").trim_end();
+        if !continued && line.trim_start().starts_with('#') {
+            continue;
+        }
+        let (text, more) = match line.strip_suffix('\\') {
+            Some(t) => (t.to_string(), true),
+            None => (line.to_string(), false),
+        };
+        if continued {
+            out.last_mut().expect("a line continued").push_str(text.trim_start());
+        } else {
+            out.push(text);
+        }
+        continued = more;
+    }
+    out.retain(|l| !l.trim().is_empty());
+    out
+}
+
+/// Replaces every whole number `from` in `text` by `to` (a port: `7000` but not `17000`).
+fn replace_number(text: &str, from: &str, to: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(from) {
+        let before = rest[..i].chars().next_back();
+        let after = rest[i + from.len()..].chars().next();
+        let whole = !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit());
+        out.push_str(&rest[..i]);
+        out.push_str(if whole { to } else { from });
+        rest = &rest[i + from.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The ports the pages use.
+const PORTS: &[&str] = &["7000", "9000", "9100", "5433", "6875", "2101", "2102"];
+
+/// Shell functions the scripts use: wait until a port listens (read from /proc, so no
+/// connection is made: a probe would count as a producer), and until a file holds a text.
+const PRELUDE: &str = r#"set -e
+wait_listen() { python3 - "$1" <<'PY'
+import sys, time
+port = ":%04X" % int(sys.argv[1])
+for _ in range(1200):
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = [l.split() for l in open(name).readlines()[1:]]
+        except OSError:
+            continue
+        if any(r[1].endswith(port) and r[3] == "0A" for r in rows):
+            sys.exit(0)
+    time.sleep(0.05)
+sys.exit("nothing listens on port %s after 60 s" % sys.argv[1])
+PY
+}
+wait_text() { i=0; until grep -q "$2" "$1" 2>/dev/null; do i=$((i+1)); [ $i -lt 1200 ] || { echo "no '$2' in $1 after 60 s" >&2; cat "$1" >&2; exit 1; }; sleep 0.05; done; }
+"#;
+
+/// The script that runs `block` by `script`'s rules, ports mapped to `ports`.
+fn script_for(block: &[String], script: &Script, ports: &[(String, String)]) -> String {
+    let mut lines = Vec::new();
+    for line in commands(block) {
+        let mut line = line
+            .replace("cargo run --release -- ", "ripples ")
+            .replace("cargo run -q -- ", "ripples ")
+            .replace("../../../target/release/ripples ", "ripples ")
+            .replace("./target/release/ripples ", "ripples ")
+            .replace("cargo run --release --example ", "run_example ");
+        for (from, to) in SHRINK.iter().chain(script.subs) {
+            line = line.replace(from, to);
+        }
+        lines.extend(line.lines().map(str::to_string));
+    }
+    let mut text = String::from(PRELUDE);
+    text.push_str("run_example() { name=$1; shift; [ \"$1\" = -- ] && shift; \"$RIPPLES_EXAMPLES/$name\" \"$@\"; }\n");
+    text.push_str(script.setup);
+    for line in lines {
+        text.push_str(&line);
+        text.push('\n');
+        // A listener started in the background: wait until it listens.
+        if line.trim_end().ends_with('&') {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            for pair in words.windows(2) {
+                if ["--listen", "--serve", "--http"].contains(&pair[0]) {
+                    let port = pair[1].rsplit(':').next().unwrap_or(pair[1]);
+                    text.push_str(&format!("wait_listen {port}\n"));
+                }
+            }
+        }
+    }
+    text.push_str(script.end);
+    text.push('\n');
+    for (from, to) in ports {
+        text = replace_number(&text, from, to);
+    }
+    text
+}
+
+/// The executable of example `name` that `cargo test` built (it builds every example), the
+/// newest if several builds left one.
+fn example(bin_dir: &Path, name: &str) -> PathBuf {
+    let prefix = format!("{name}-");
+    let built = std::fs::read_dir(bin_dir.join("examples"))
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let file = e.file_name().to_string_lossy().to_string();
+            file.strip_prefix(&prefix).is_some_and(|h| h.len() == 16 && h.chars().all(|c| c.is_ascii_hexdigit()))
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max();
+    match built {
+        Some((_, path)) => path,
+        None => panic!(
+            "example {name} is not built in {}: run the whole `cargo test` (it builds the examples), \
+             or `cargo build --examples` first",
+            bin_dir.join("examples").display()
+        ),
+    }
+}
+
+/// Runs `text` with `sh` in `dir` under a 300 s limit; kills whatever it left running.
+/// Returns (success, stdout, stderr).
+fn run_script(text: &str, dir: &Path, bin_dir: &Path) -> (bool, String, String) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let (out, err) = (dir.join("script.stdout"), dir.join("script.stderr"));
+    std::fs::write(dir.join("script.sh"), text).expect("write the script");
+    // `timeout` leads a process group of its own: the script and its background processes.
+    let mut child = Command::new("timeout")
+        .args(["300", "sh", "script.sh"])
+        .current_dir(dir)
+        .env("PATH", &path)
+        .env("REPO", repo)
+        .env("RIPPLES_EXAMPLES", dir.join("examples"))
+        .env("TMPDIR", dir)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).expect("stdout file"))
+        .stderr(std::fs::File::create(&err).expect("stderr file"))
+        .spawn()
+        .expect("timeout and sh run");
+    let status = child.wait().expect("the script ends");
+    let _ = Command::new("kill").args(["-9", "--", &format!("-{}", child.id())]).stderr(Stdio::null()).status();
+    let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+    (status.success(), read(&out), read(&err))
+}
+
+#[test]
+fn every_sh_block_of_the_readme_and_the_book_runs() {
+    if !common::pg::have("psql", &["--version"], "apt-get install postgresql-client")
+        || !common::pg::have("nc", &["-h"], "apt-get install netcat-openbsd")
+    {
+        return;
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_ripples")).parent().expect("target dir").to_path_buf();
+    let mut pages: Vec<PathBuf> = vec![repo.join("README.md")];
+    let mut dirs = vec![repo.join("book/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("book/src") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    pages.sort();
+    let entries = entries();
+    let mut used = vec![false; entries.len()];
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for page in &pages {
+        let name = page.strip_prefix(repo).expect("under the repository").to_string_lossy().to_string();
+        let text = std::fs::read_to_string(page).expect("read the page");
+        for (n, block) in sh_blocks(&text).iter().enumerate() {
+            let first = commands(block).into_iter().next().unwrap_or_default();
+            let Some(i) = entries.iter().position(|e| e.page == name && first.starts_with(e.starts)) else {
+                failures.push(format!("{name}, sh block {n} (`{first}`): not in this test's table; say how it runs"));
+                continue;
+            };
+            used[i] = true;
+            let script = match &entries[i].how {
+                How::Run(script) => script,
+                How::Elsewhere(file, test) => {
+                    let source = std::fs::read_to_string(repo.join(file)).unwrap_or_default();
+                    if !source.contains(&format!("fn {test}()")) {
+                        failures.push(format!(
+                            "{name}, sh block {n}: said to run in {file} {test}, which has no such test"
+                        ));
+                    }
+                    continue;
+                }
+            };
+            let ports: Vec<(String, String)> = PORTS.iter().map(|p| (p.to_string(), free_port().to_string())).collect();
+            let files = Files::new();
+            let text = script_for(block, script, &ports);
+            let examples = files.root.join("examples");
+            std::fs::create_dir_all(&examples).expect("examples dir");
+            for name in block.iter().flat_map(|l| l.split("--example ").skip(1)) {
+                let name = name.split_whitespace().next().unwrap_or_default();
+                std::os::unix::fs::symlink(example(&bin_dir, name), examples.join(name)).expect("link the example");
+            }
+            let (ok, stdout, stderr) = run_script(&text, &files.root, &bin_dir);
+            ran += 1;
+            let mut problems = Vec::new();
+            if !ok {
+                problems.push("it failed".to_string());
+            }
+            for f in script.files {
+                if std::fs::metadata(files.root.join(f)).map_or(true, |m| m.len() == 0) {
+                    problems.push(format!("{f} is missing or empty"));
+                }
+            }
+            for want in script.prints {
+                if !stdout.contains(want) && !stderr.contains(want) {
+                    problems.push(format!("its output lacks {want:?}"));
+                }
+            }
+            if !problems.is_empty() {
+                failures.push(format!(
+                    "{name}, sh block {n} (`{first}`): {}\n--- script (after the prelude)\n{}--- stdout\n{stdout}--- stderr\n{stderr}",
+                    problems.join("; "),
+                    text.strip_prefix(PRELUDE).unwrap_or(&text)
+                ));
+            }
+        }
+    }
+    for (entry, used) in entries.iter().zip(used) {
+        if !used {
+            failures.push(format!("no sh block of {} starts with `{}`: remove the entry", entry.page, entry.starts));
+        }
+    }
+    assert!(failures.is_empty(), "{} of the blocks run:\n{}", ran, failures.join("\n\n"));
+    assert!(ran >= 20, "only {ran} blocks ran");
+}
