@@ -508,3 +508,166 @@ fn every_sh_block_of_the_readme_and_the_book_runs() {
     assert!(failures.is_empty(), "{} of the blocks run:\n{}", ran, failures.join("\n\n"));
     assert!(ran >= 20, "only {ran} blocks ran");
 }
+
+/// The `text` blocks of a page that are psql transcripts (`psql -X -a ... -f FILE.sql`): those
+/// whose first line is a statement (ends with `;`) or a meta-command (starts with `\`).
+fn transcripts(text: &str) -> Vec<Vec<String>> {
+    let mut blocks = Vec::new();
+    let mut current: Option<Vec<String>> = None;
+    for line in text.lines() {
+        match current.as_mut() {
+            None if line.trim_end() == "```text" => current = Some(Vec::new()),
+            None => {}
+            Some(_) if line.starts_with("```") => blocks.push(current.take().expect("in a block")),
+            Some(lines) => lines.push(line.to_string()),
+        }
+    }
+    blocks.retain(|b| b.first().is_some_and(|l| is_input(l)));
+    blocks
+}
+
+/// A line of a transcript that psql echoed from its input file (`-a`).
+fn is_input(line: &str) -> bool {
+    !line.starts_with("psql:") && (line.ends_with(';') || line.starts_with('\\'))
+}
+
+/// Transcripts of a run with extra flags (the page says "The same run with `FLAGS`"): the page's
+/// name, the transcript's place among the page's transcripts, the flags.
+const SAME_RUN_WITH: &[(&str, usize, &str)] = &[("changes", 1, "--serve-retain-epochs 5")];
+
+/// Statements whose answers change from run to run (times, the server's build): their outputs
+/// are compared by their number of lines only.
+const VOLATILE: &[&str] = &["completed_at", "latency_ms", "mirror_ms", "version()"];
+
+/// Compares a transcript with psql's output for the same input, line by line (trailing spaces
+/// aside); returns the first difference.
+fn compare_transcript(expected: &[String], actual: &str) -> Result<(), String> {
+    // Split both into (input line, output lines) sections.
+    fn sections<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for line in lines {
+            let line = line.trim_end();
+            // psql names its input file in an error line: `psql:FILE:LINE: ERROR: ...`.
+            let renamed;
+            let line = match line.strip_prefix("psql:").and_then(|r| r.split_once(':')) {
+                Some((_, rest)) => {
+                    renamed = format!("psql:FILE:{rest}");
+                    renamed.as_str()
+                }
+                None => line,
+            };
+            if is_input(line) {
+                out.push((line.to_string(), Vec::new()));
+            } else if let Some(last) = out.last_mut() {
+                last.1.push(line.to_string());
+            } else {
+                out.push((String::new(), vec![line.to_string()]));
+            }
+        }
+        for section in &mut out {
+            while section.1.last().is_some_and(|l| l.is_empty()) {
+                section.1.pop();
+            }
+        }
+        out
+    }
+    let want = sections(expected.iter().map(String::as_str));
+    let got = sections(actual.lines());
+    if want.len() != got.len() {
+        return Err(format!("{} statements in the transcript, {} in psql's output", want.len(), got.len()));
+    }
+    for ((statement, w), (echoed, g)) in want.iter().zip(&got) {
+        if statement != echoed {
+            return Err(format!("psql echoed {echoed:?} where the transcript has {statement:?}"));
+        }
+        let same = if VOLATILE.iter().any(|v| statement.contains(v)) { w.len() == g.len() } else { w == g };
+        if !same {
+            return Err(format!("`{statement}` answers\n{}\nwhere the transcript has\n{}", g.join("\n"), w.join("\n")));
+        }
+    }
+    Ok(())
+}
+
+/// Every psql transcript of the SQL pages is what psql prints for its statements today, against
+/// the run of book/src/serving.md (its commands, which the page shows, checked to be the same).
+#[test]
+fn the_sql_pages_transcripts_are_real_output() {
+    if !common::pg::have("psql", &["--version"], "apt-get install postgresql-client") {
+        return;
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_ripples")).parent().expect("target dir").to_path_buf();
+    let run = [
+        "ripples gen rmat --scale 10 --seed 1 --out g.e",
+        "ripples gen updates --graph g.e --count 2000 --delete-fraction 0.2 --out u.e",
+        "ripples run wcc,bfs --source 1 --graph g.e --updates u.e --batch 100 --output-dir out \
+         --serve 127.0.0.1:6875 --serve-trust --serve-linger",
+    ];
+    let serving = std::fs::read_to_string(repo.join("book/src/serving.md")).expect("serving.md");
+    let shown = sh_blocks(&serving).first().map(|b| commands(b)).unwrap_or_default();
+    let shown: Vec<String> = shown.iter().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+    for line in run {
+        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(shown.contains(&line), "book/src/serving.md's first block no longer runs `{line}`: {shown:?}");
+    }
+
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(repo.join("book/src/sql"))
+        .expect("book/src/sql")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    let files = Files::new();
+    // One served run per set of extra flags: the page's own, then each of SAME_RUN_WITH's.
+    let mut runs: Vec<(&str, u16)> = vec![("", free_port())];
+    for &(_, _, flags) in SAME_RUN_WITH {
+        if !runs.iter().any(|&(f, _)| f == flags) {
+            runs.push((flags, free_port()));
+        }
+    }
+    let mut script = String::new();
+    for (k, (flags, port)) in runs.iter().enumerate() {
+        let serve = run[2].replace("6875", &port.to_string());
+        script.push_str(&format!(
+            "mkdir run{k} && cd run{k}\n{}\n{}\n{serve} {flags} 2> served.log &\nwait_text served.log 'still serving'\ncd ..\n",
+            run[0], run[1]
+        ));
+    }
+    let mut expected = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("a page");
+        let stem = page.file_stem().expect("a name").to_string_lossy().to_string();
+        // The file name psql was given (its errors name it), as the page says.
+        let file = text
+            .split(" -f ")
+            .nth(1)
+            .and_then(|t| t.split(['`', ' ', ')']).next())
+            .map_or(format!("{stem}.sql"), str::to_string);
+        for (n, block) in transcripts(&text).into_iter().enumerate() {
+            let name = if n == 0 { file.clone() } else { format!("{stem}{n}.sql") };
+            let flags = SAME_RUN_WITH.iter().find(|&&(p, b, _)| p == stem && b == n).map_or("", |&(_, _, f)| f);
+            assert!(
+                flags.is_empty() || text.contains(&format!("The same run with `{flags}`")),
+                "{stem}.md no longer says its transcript {n} is the same run with `{flags}`"
+            );
+            let port = runs.iter().find(|&&(f, _)| f == flags).expect("a run for the flags").1;
+            let input: String = block.iter().filter(|l| is_input(l)).map(|l| format!("{l}\n")).collect();
+            std::fs::write(files.root.join(&name), input).expect("write the statements");
+            script.push_str(&format!(
+                "psql -X -a \"host=127.0.0.1 port={port} user=ripples\" -f {name} > {name}.out 2>&1 || true\n"
+            ));
+            expected.push((page.clone(), name, block));
+        }
+    }
+    assert!(expected.len() >= 6, "only {} transcripts found in book/src/sql", expected.len());
+    let (ok, stdout, stderr) = run_script(&format!("{PRELUDE}{script}"), &files.root, &bin_dir);
+    assert!(ok, "the served run or psql failed:\n{stdout}\n{stderr}");
+    let mut failures = Vec::new();
+    for (page, name, block) in &expected {
+        let actual = std::fs::read_to_string(files.root.join(format!("{name}.out"))).unwrap_or_default();
+        if let Err(e) = compare_transcript(block, &actual) {
+            failures.push(format!("{} ({name}): {e}", page.strip_prefix(repo).unwrap_or(page).display()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
