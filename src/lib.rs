@@ -39,6 +39,7 @@
 //!
 //! | layer | modules | may import |
 //! |---|---|---|
+//! | (none) | [`allocator`] — the global allocator (feature `mimalloc`) | — |
 //! | model | [`types`] — vertex ids, times, updates; value formats ([`types::format`]); the records a run reports ([`types::stats`], [`types::profile`]) | — |
 //! | sources | [`sources`] — parse edge, vertex and update files; generate graphs; shape streams; event-time windows | model |
 //! | dataflow | [`dataflow`] — one algorithm per file, each a differential dataflow over the edge collection | model, sources |
@@ -54,8 +55,19 @@
 //!
 //! With `default-features = false` the crate is the library alone, without the command line's
 //! dependencies (clap, indicatif, plotters): the application layer is behind the `cli` feature.
+//!
+//! With the default feature `mimalloc` the crate sets the global allocator of every program that
+//! links it ([`allocator`]): small blocks from [mimalloc](https://crates.io/crates/mimalloc), large
+//! ones from the system's malloc. A program with its own `#[global_allocator]` leaves the feature
+//! out.
 
 #![deny(missing_docs)]
+
+#[cfg(feature = "mimalloc")]
+pub mod allocator;
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: allocator::Split = allocator::Split;
 
 #[cfg(feature = "cli")]
 pub mod bench;

@@ -32,15 +32,17 @@
 //! driver, the exchange to the writing worker and the sinks see one row type, `(String, String)`,
 //! and the sink writes each change line into one reused buffer. Every output change therefore
 //! allocates its key and value text and ships them to the writer, where the `(vertex, u64)` path
-//! ships two integers. Measured (release build, quiet 2-core machine, load below 1.2 with
+//! ships two integers. Measured (release build, 2-core machine, load 1.4-1.7 with
 //! the runs themselves: out-degree of an R-MAT scale-14 graph, `ripples gen rmat --scale 14`,
 //! under 300,000 updates, `ripples gen updates --count 300000 --delete-fraction 0.5`, in epochs
 //! of 1,000, change log and result file written; `tests/typed_program.rs` hosts the three forms,
-//! medians of 8 alternating runs): with 1 worker 0.86 M updates/s as `(vertex, u64)`, 0.75 M
-//! through [`Outputs::display`] (1.14x), 0.75 M through [`Outputs::json`] (1.14x); with 2
-//! workers 1.52 M, 1.13 M (1.34x) and 1.11 M (1.37x): the writing worker sorts every row's text,
-//! keeps the rows' state in a hash map and writes the lines, while the other worker waits for
-//! it. An output-heavy dataflow pays that much, one whose work is not in its output changes
+//! medians of 8 alternating runs): with 1 worker 0.77 M updates/s as `(vertex, u64)`, 0.67 M
+//! through [`Outputs::display`] (1.14x), 0.61 M through [`Outputs::json`] (1.26x); with 2
+//! workers 1.02 M, 1.02 M (1.01x) and 0.91 M (1.13x). The writing worker sorts the rows by their
+//! text (by 16-byte prefixes first), keeps the rows' state in a hash map by key and writes the
+//! lines; the rows' strings are made on one worker and freed on another, which the crate's
+//! allocator ([`crate::allocator`], feature `mimalloc`) serves from mimalloc: with glibc's malloc
+//! alone the 2-worker `display` run took 1.37x. An output-heavy dataflow pays that much, one whose work is not in its output changes
 //! pays little. Rows are consolidated and ordered by their text (byte order of the rendered key,
 //! then retractions before insertions, then the rendered value), not by `K`'s own order; two
 //! values that render alike are one row.

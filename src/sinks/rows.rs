@@ -35,6 +35,82 @@ use crate::types::{Diff, Time};
 /// A rendered row: key text, value text.
 type Row = (String, String);
 
+/// The values of one key of a typed output's state and their counts: almost always one value,
+/// which a change of value replaces in place (retractions come first), so the state is looked
+/// up once per changed key and keeps its entries while the key has rows.
+#[derive(Debug)]
+enum Values {
+    One(String, Diff),
+    Many(Vec<(String, Diff)>),
+}
+
+impl Values {
+    /// Adds `diff` copies of `value` (a count reaching 0 drops the value).
+    fn add(&mut self, value: String, diff: Diff) {
+        match self {
+            Values::One(v, n) if *n == 0 => (*v, *n) = (value, diff),
+            Values::One(v, n) if *v == value => *n += diff,
+            Values::One(v, n) => {
+                let first = (std::mem::take(v), *n);
+                *self = Values::Many(vec![first, (value, diff)]);
+            }
+            Values::Many(list) => {
+                match list.iter_mut().find(|(v, _)| *v == value) {
+                    Some((_, n)) => *n += diff,
+                    None => list.push((value, diff)),
+                }
+                list.retain(|(_, n)| *n != 0);
+                if list.len() == 1 {
+                    if let Some((v, n)) = list.pop() {
+                        *self = Values::One(v, n);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether no value has a count.
+    fn is_empty(&self) -> bool {
+        match self {
+            Values::One(_, n) => *n == 0,
+            Values::Many(list) => list.is_empty(),
+        }
+    }
+
+    /// The values with a count.
+    fn iter(&self) -> impl Iterator<Item = (&str, Diff)> {
+        let (one, many) = match self {
+            Values::One(v, n) => (Some((v.as_str(), *n)).filter(|_| *n != 0), &[][..]),
+            Values::Many(list) => (None, &list[..]),
+        };
+        one.into_iter().chain(many.iter().map(|(v, n)| (v.as_str(), *n)))
+    }
+}
+
+/// The first 16 bytes of `text` as a big-endian number, zero-padded: two texts whose prefixes
+/// differ are ordered as their prefixes (a text that ends first pads with 0, below any byte
+/// that differs from it), so only equal prefixes need the texts themselves.
+fn prefix(text: &str) -> u128 {
+    let mut bytes = [0u8; 16];
+    let n = text.len().min(16);
+    bytes[..n].copy_from_slice(&text.as_bytes()[..n]);
+    u128::from_be_bytes(bytes)
+}
+
+/// Sorts rows by key text, then value text: by the keys' 16-byte prefixes, held beside the row
+/// indices, and the texts only where prefixes tie (the rows' strings live apart on the heap, and
+/// comparing them is what a plain sort spends its time on).
+fn sort_rows(rows: &mut Vec<(Row, Diff)>) {
+    if rows.len() < 2 {
+        return;
+    }
+    let mut order: Vec<(u128, u32)> = rows.iter().enumerate().map(|(i, r)| (prefix(&r.0 .0), i as u32)).collect();
+    order.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| rows[a.1 as usize].0.cmp(&rows[b.1 as usize].0)));
+    let mut sorted = Vec::with_capacity(rows.len());
+    sorted.extend(order.iter().map(|&(_, i)| std::mem::take(&mut rows[i as usize])));
+    *rows = sorted;
+}
+
 /// One change of a typed output, as its change-log line says.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct RowChange {
@@ -57,8 +133,9 @@ pub struct RowSink {
     changes_file: Option<File>,
     output: Option<PathBuf>,
     keep_state: bool,
-    /// The current rows: a count per row (unordered; sorted where it is written).
-    state: FxHashMap<Row, Diff>,
+    /// The current rows: per key text, its values and their counts (unordered; sorted where
+    /// it is written).
+    state: FxHashMap<String, Values>,
     collected: Option<Vec<RowChange>>,
     /// A change line being written (reused).
     line: String,
@@ -133,53 +210,61 @@ impl RowSink {
     ) -> std::io::Result<u64> {
         // Consolidated by row; then per key retractions before insertions, by value (a stable
         // sort of each key's run by sign keeps the value order).
-        changes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut merged: Vec<(Row, Diff)> = Vec::with_capacity(changes.len());
-        for (row, diff) in changes {
-            match merged.last_mut() {
-                Some(last) if last.0 == row => last.1 += diff,
-                _ => merged.push((row, diff)),
+        sort_rows(&mut changes);
+        changes.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 += later.1;
             }
-        }
-        merged.retain(|x| x.1 != 0);
-        for run in merged.chunk_by_mut(|a, b| a.0 .0 == b.0 .0) {
+            same
+        });
+        changes.retain(|x| x.1 != 0);
+        let mut lines = 0u64;
+        let epoch_text = epoch.to_string();
+        let mut start = 0;
+        while start < changes.len() {
+            let mut end = start + 1;
+            while end < changes.len() && changes[end].0 .0 == changes[start].0 .0 {
+                end += 1;
+            }
+            let run = &mut changes[start..end];
+            start = end;
             if run.len() > 1 {
                 run.sort_by_key(|(_, d)| *d > 0);
             }
-        }
-        let mut lines = 0u64;
-        let epoch_text = epoch.to_string();
-        for (row, diff) in merged {
-            let sign: i8 = if diff > 0 { 1 } else { -1 };
-            let copies = diff.unsigned_abs() as u64;
-            lines += copies;
-            if let (Some((path, w)), true) = (&mut self.changes, write) {
-                self.line.clear();
-                self.format.push_change_line_at(&mut self.line, &epoch_text, &row.0, &row.1, sign);
-                for _ in 0..copies {
-                    w.write_all(self.line.as_bytes()).map_err(|e| io_context(path, e))?;
+            for (row, diff) in run.iter() {
+                let sign: i8 = if *diff > 0 { 1 } else { -1 };
+                let copies = diff.unsigned_abs() as u64;
+                lines += copies;
+                if let (Some((path, w)), true) = (&mut self.changes, write) {
+                    self.line.clear();
+                    self.format.push_change_line_at(&mut self.line, &epoch_text, &row.0, &row.1, sign);
+                    for _ in 0..copies {
+                        w.write_all(self.line.as_bytes()).map_err(|e| io_context(path, e))?;
+                    }
                 }
-            }
-            if let (Some(c), true) = (&mut self.collected, write) {
-                for _ in 0..copies {
-                    c.push(RowChange { epoch, key: row.0.clone(), value: row.1.clone(), diff: sign });
-                }
-            }
-            if let Some(o) = observed.as_deref_mut() {
-                for _ in 0..copies {
-                    o.push(RowChange { epoch, key: row.0.clone(), value: row.1.clone(), diff: sign });
+                for list in [self.collected.as_mut().filter(|_| write), observed.as_deref_mut()].into_iter().flatten() {
+                    for _ in 0..copies {
+                        list.push(RowChange { epoch, key: row.0.clone(), value: row.1.clone(), diff: sign });
+                    }
                 }
             }
             if self.keep_state {
-                match self.state.entry(row) {
-                    Entry::Occupied(mut n) => {
-                        *n.get_mut() += diff;
-                        if *n.get() == 0 {
-                            n.remove();
+                let key = std::mem::take(&mut run[0].0 .0);
+                let values = run.iter_mut().map(|((_, v), d)| (std::mem::take(v), *d));
+                match self.state.entry(key) {
+                    Entry::Occupied(mut slot) => {
+                        values.for_each(|(v, d)| slot.get_mut().add(v, d));
+                        if slot.get().is_empty() {
+                            slot.remove();
                         }
                     }
                     Entry::Vacant(slot) => {
-                        slot.insert(diff);
+                        let mut first = Values::One(String::new(), 0);
+                        values.for_each(|(v, d)| first.add(v, d));
+                        if !first.is_empty() {
+                            slot.insert(first);
+                        }
                     }
                 }
             }
@@ -203,14 +288,15 @@ impl RowSink {
         if let Some((path, mut w)) = self.changes.take() {
             w.flush().map_err(|e| io_context(&path, e))?;
         }
-        let mut rows: Vec<(&Row, Diff)> = self.state.iter().map(|(r, &n)| (r, n)).collect();
+        let mut rows: Vec<(&str, &str, Diff)> =
+            self.state.iter().flat_map(|(k, values)| values.iter().map(move |(v, n)| (k.as_str(), v, n))).collect();
         rows.sort_unstable();
         if let Some(path) = &self.output {
             let tmp = super::temporary(path);
             {
                 let f = File::create(&tmp).map_err(|e| io_context(&tmp, e))?;
                 let mut w = BufWriter::with_capacity(1 << 16, f);
-                for &((key, value), count) in &rows {
+                for &(key, value, count) in &rows {
                     let line = self.format.result_line(key, value);
                     for _ in 0..count.max(0) {
                         w.write_all(line.as_bytes()).map_err(|e| io_context(&tmp, e))?;
@@ -223,9 +309,9 @@ impl RowSink {
         }
         let state = self.keep_state.then(|| {
             let mut out = Vec::new();
-            for &(row, count) in &rows {
+            for &(key, value, count) in &rows {
                 for _ in 0..count.max(0) {
-                    out.push(row.clone());
+                    out.push((key.to_string(), value.to_string()));
                 }
             }
             out
