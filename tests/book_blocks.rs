@@ -588,8 +588,8 @@ fn compare_transcript(expected: &[String], actual: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Every psql transcript of the SQL pages is what psql prints for its statements today, against
-/// the run of book/src/serving.md (its commands, which the page shows, checked to be the same).
+/// Every psql transcript of the serving page and the SQL pages is what psql prints for its
+/// statements today, against the run of book/src/serving.md (its commands, which the page shows, checked to be the same).
 #[test]
 fn the_sql_pages_transcripts_are_real_output() {
     if !common::pg::have("psql", &["--version"], "apt-get install postgresql-client") {
@@ -617,6 +617,7 @@ fn the_sql_pages_transcripts_are_real_output() {
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
     pages.sort();
+    pages.insert(0, repo.join("book/src/serving.md"));
     let files = Files::new();
     // One served run per set of extra flags: the page's own, then each of SAME_RUN_WITH's.
     let mut runs: Vec<(&str, u16)> = vec![("", free_port())];
@@ -670,4 +671,157 @@ fn the_sql_pages_transcripts_are_real_output() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Every `--flag` the README and the book name (in prose, synopses, blocks) is a flag of the
+/// generated CLI reference (docs/cli.md, itself checked against clap by tests/cli.rs), so a
+/// renamed or removed flag cannot stay in the documentation. A line that names another
+/// program's command (cargo, psql, pgbench, rustc) is that program's. `--serve-*` names a prefix.
+#[test]
+fn every_flag_the_pages_name_is_a_flag_of_the_cli_reference() {
+    fn flags(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        while let Some(at) = line[i..].find("--") {
+            let start = i + at;
+            let before_ok = start == 0 || !(bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'-');
+            let mut end = start + 2;
+            while end < bytes.len()
+                && (bytes[end].is_ascii_lowercase() || bytes[end].is_ascii_digit() || bytes[end] == b'-')
+            {
+                end += 1;
+            }
+            if before_ok && end > start + 2 && bytes[start + 2].is_ascii_lowercase() {
+                out.push(line[start..end].to_string());
+            }
+            i = end.max(start + 2);
+        }
+        out
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let reference = std::fs::read_to_string(repo.join("docs/cli.md")).expect("docs/cli.md");
+    let known: std::collections::BTreeSet<String> = reference.lines().flat_map(flags).collect();
+    assert!(known.len() > 50, "only {} flags in docs/cli.md", known.len());
+    let mut pages = vec![repo.join("README.md")];
+    let mut dirs = vec![repo.join("book/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a book directory") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    pages.sort();
+    let foreign = ["cargo ", "psql ", "pgbench ", "RUSTC"];
+    let mut unknown = Vec::new();
+    let mut checked = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).expect("a page");
+        for (n, line) in text.lines().enumerate() {
+            if foreign.iter().any(|f| line.contains(f)) {
+                continue;
+            }
+            for flag in flags(line) {
+                checked += 1;
+                let ok = match flag.strip_suffix('-') {
+                    Some(prefix) => known.iter().any(|k| k.starts_with(prefix) && k.len() > prefix.len()),
+                    None => known.contains(&flag),
+                };
+                if !ok {
+                    unknown.push(format!("{}:{}: {flag}", page.strip_prefix(repo).unwrap_or(page).display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(checked > 200, "only {checked} flags named in the pages");
+    assert!(unknown.is_empty(), "flags no command has (docs/cli.md):\n{}", unknown.join("\n"));
+}
+
+/// The README's transcript of `examples/typed_serve.rs` is what psql prints for its statements
+/// against the run the README shows, on the graph and updates its text names.
+#[test]
+fn the_readme_typed_serve_transcript_is_real_output() {
+    if !common::pg::have("psql", &["--version"], "apt-get install postgresql-client") {
+        return;
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_ripples")).parent().expect("target dir").to_path_buf();
+    let readme = std::fs::read_to_string(repo.join("README.md")).expect("README.md");
+    let block = sh_blocks(&readme)
+        .into_iter()
+        .map(|b| commands(&b))
+        .find(|c| c.first().is_some_and(|l| l.starts_with("cargo run --release --example typed_serve")))
+        .expect("the README's typed_serve block");
+    let [run, psql] = &block[..] else { panic!("the typed_serve block is two commands: {block:?}") };
+    // The files it reads, as the text after it names them: "(`g.e`: `CMD`; `u.txt`: `CMD`; ...".
+    let made_by = |file: &str| -> String {
+        let at = readme
+            .find(&format!("`{file}`: `"))
+            .unwrap_or_else(|| panic!("the README no longer says how {file} is made"));
+        let rest = &readme[at + file.len() + 5..];
+        rest[..rest.find('`').expect("a closing backquote")].split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let (graph, updates) = (made_by("g.e"), made_by("u.txt"));
+    assert!(psql.ends_with("-f fans.sql"), "the block's psql reads fans.sql: {psql}");
+    let transcript = transcripts(&readme);
+    let [transcript] = &transcript[..] else { panic!("one psql transcript in the README, found {}", transcript.len()) };
+    let files = Files::new();
+    let input: String = transcript.iter().filter(|l| is_input(l)).map(|l| format!("{l}\n")).collect();
+    std::fs::write(files.root.join("fans.sql"), input).expect("write fans.sql");
+    let examples = files.root.join("examples");
+    std::fs::create_dir_all(&examples).expect("examples dir");
+    std::os::unix::fs::symlink(example(&bin_dir, "typed_serve"), examples.join("typed_serve"))
+        .expect("link the example");
+    let port = free_port().to_string();
+    let served = replace_number(
+        &run.replace("cargo run --release --example typed_serve --", "\"$RIPPLES_EXAMPLES/typed_serve\"")
+            .replace("--serve-linger -q", "--serve-linger"),
+        "5433",
+        &port,
+    );
+    let psql = replace_number(psql, "5433", &port);
+    let script = format!(
+        "{PRELUDE}{graph} --out g.e\n{updates} --out u.txt\n{served} 2> served.log &\n\
+         wait_text served.log 'still serving'\n{psql} > fans.out 2>&1 || true\n"
+    );
+    let (ok, stdout, stderr) = run_script(&script, &files.root, &bin_dir);
+    assert!(ok, "the served run or psql failed:\n{script}\n{stdout}\n{stderr}");
+    let actual = std::fs::read_to_string(files.root.join("fans.out")).unwrap_or_default();
+    if let Err(e) = compare_transcript(transcript, &actual) {
+        panic!("README.md's typed_serve transcript: {e}");
+    }
+}
+
+/// The experiment file book/src/experiments.md shows, annotated, says what experiments/smoke.toml
+/// (which CI runs) says: the same TOML once comments are gone (the file's estimate aside), and the
+/// page's other TOML block is valid TOML.
+#[test]
+fn the_experiment_page_shows_the_smoke_sweep() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(repo.join("book/src/experiments.md")).expect("experiments.md");
+    let mut blocks: Vec<String> = Vec::new();
+    let mut current: Option<String> = None;
+    for line in page.lines() {
+        match current.as_mut() {
+            None if line.trim_end() == "```toml" => current = Some(String::new()),
+            None => {}
+            Some(_) if line.starts_with("```") => blocks.push(current.take().expect("in a block")),
+            Some(text) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
+    assert_eq!(blocks.len(), 2, "two TOML blocks in experiments.md");
+    let shown: toml::Table = blocks[0].parse().unwrap_or_else(|e| panic!("the page's first TOML block: {e}"));
+    let file = std::fs::read_to_string(repo.join("experiments/smoke.toml")).expect("experiments/smoke.toml");
+    let mut smoke: toml::Table = file.parse().expect("experiments/smoke.toml is TOML");
+    smoke.remove("estimate_updates_per_sec");
+    assert_eq!(shown, smoke, "book/src/experiments.md's first block is not experiments/smoke.toml");
+    let fragment: toml::Table = blocks[1].parse().unwrap_or_else(|e| panic!("the page's second TOML block: {e}"));
+    assert!(fragment.contains_key("datasets"), "the second block adds datasets");
 }
