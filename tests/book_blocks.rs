@@ -55,6 +55,9 @@ const SHRINK: &[(&str, &str)] = &[
     ("bench wcc-churn", "bench wcc-churn --scale 9 --epochs 3"),
     ("bench wcc-insert", "bench wcc-insert --scale 9 --epochs 3 --batch 1000"),
     ("bench wcc-window", "bench wcc-window --scale 9 --epochs 3 --window 4000"),
+    ("bench triangles-churn", "bench triangles-churn --scale 9 --epochs 3"),
+    ("bench bipartite-churn", "bench bipartite-churn --scale 9 --epochs 3"),
+    ("bench kcore-churn", "bench kcore-churn --scale 9 --epochs 3"),
     ("ripples demo", "ripples demo --scale 10 --window 5000 --epochs 20"),
 ];
 
@@ -183,7 +186,7 @@ fn entries() -> Vec<Entry> {
         },
         Entry {
             page: "book/src/performance-runs.md",
-            starts: "ripples bench wcc-",
+            starts: "ripples bench ",
             how: run(Script { files: &["bench.json", "plot.svg"], ..Default::default() }),
         },
         Entry {
