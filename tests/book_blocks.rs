@@ -251,19 +251,43 @@ fn entries() -> Vec<Entry> {
     ]
 }
 
-/// The `sh` blocks of a page, each as its lines.
-fn sh_blocks(text: &str) -> Vec<Vec<String>> {
+/// The blocks of a page fenced as ```` ```LANG ````, each as its lines.
+fn fenced(text: &str, lang: &str) -> Vec<Vec<String>> {
+    let opening = format!("```{lang}");
     let mut blocks = Vec::new();
     let mut current: Option<Vec<String>> = None;
     for line in text.lines() {
         match current.as_mut() {
-            None if line.trim_end() == "```sh" => current = Some(Vec::new()),
+            None if line.trim_end() == opening => current = Some(Vec::new()),
             None => {}
             Some(_) if line.starts_with("```") => blocks.push(current.take().expect("in a block")),
             Some(lines) => lines.push(line.to_string()),
         }
     }
     blocks
+}
+
+/// The `sh` blocks of a page, each as its lines.
+fn sh_blocks(text: &str) -> Vec<Vec<String>> {
+    fenced(text, "sh")
+}
+
+/// The README and every page of the book, sorted.
+fn pages(repo: &Path) -> Vec<PathBuf> {
+    let mut pages: Vec<PathBuf> = vec![repo.join("README.md")];
+    let mut dirs = vec![repo.join("book/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a book directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    pages.sort();
+    pages
 }
 
 /// The block as commands: continued lines joined, comments cut (a line's comment starts at a
@@ -430,19 +454,7 @@ fn every_sh_block_of_the_readme_and_the_book_runs() {
     }
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_ripples")).parent().expect("target dir").to_path_buf();
-    let mut pages: Vec<PathBuf> = vec![repo.join("README.md")];
-    let mut dirs = vec![repo.join("book/src")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("book/src") {
-            let path = entry.expect("a directory entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                pages.push(path);
-            }
-        }
-    }
-    pages.sort();
+    let pages = pages(repo);
     let entries = entries();
     let mut used = vec![false; entries.len()];
     let mut failures = Vec::new();
@@ -515,16 +527,7 @@ fn every_sh_block_of_the_readme_and_the_book_runs() {
 /// The `text` blocks of a page that are psql transcripts (`psql -X -a ... -f FILE.sql`): those
 /// whose first line is a statement (ends with `;`) or a meta-command (starts with `\`).
 fn transcripts(text: &str) -> Vec<Vec<String>> {
-    let mut blocks = Vec::new();
-    let mut current: Option<Vec<String>> = None;
-    for line in text.lines() {
-        match current.as_mut() {
-            None if line.trim_end() == "```text" => current = Some(Vec::new()),
-            None => {}
-            Some(_) if line.starts_with("```") => blocks.push(current.take().expect("in a block")),
-            Some(lines) => lines.push(line.to_string()),
-        }
-    }
+    let mut blocks = fenced(text, "text");
     blocks.retain(|b| b.first().is_some_and(|l| is_input(l)));
     blocks
 }
@@ -706,19 +709,7 @@ fn every_flag_the_pages_name_is_a_flag_of_the_cli_reference() {
     let reference = std::fs::read_to_string(repo.join("docs/cli.md")).expect("docs/cli.md");
     let known: std::collections::BTreeSet<String> = reference.lines().flat_map(flags).collect();
     assert!(known.len() > 50, "only {} flags in docs/cli.md", known.len());
-    let mut pages = vec![repo.join("README.md")];
-    let mut dirs = vec![repo.join("book/src")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("a book directory") {
-            let path = entry.expect("an entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                pages.push(path);
-            }
-        }
-    }
-    pages.sort();
+    let pages = pages(repo);
     let foreign = ["cargo ", "psql ", "pgbench ", "RUSTC"];
     let mut unknown = Vec::new();
     let mut checked = 0;
@@ -806,19 +797,8 @@ fn the_readme_typed_serve_transcript_is_real_output() {
 fn the_experiment_page_shows_the_smoke_sweep() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let page = std::fs::read_to_string(repo.join("book/src/experiments.md")).expect("experiments.md");
-    let mut blocks: Vec<String> = Vec::new();
-    let mut current: Option<String> = None;
-    for line in page.lines() {
-        match current.as_mut() {
-            None if line.trim_end() == "```toml" => current = Some(String::new()),
-            None => {}
-            Some(_) if line.starts_with("```") => blocks.push(current.take().expect("in a block")),
-            Some(text) => {
-                text.push_str(line);
-                text.push('\n');
-            }
-        }
-    }
+    let blocks: Vec<String> =
+        fenced(&page, "toml").iter().map(|b| b.iter().map(|l| format!("{l}\n")).collect()).collect();
     assert_eq!(blocks.len(), 2, "two TOML blocks in experiments.md");
     let shown: toml::Table = blocks[0].parse().unwrap_or_else(|e| panic!("the page's first TOML block: {e}"));
     let file = std::fs::read_to_string(repo.join("experiments/smoke.toml")).expect("experiments/smoke.toml");
