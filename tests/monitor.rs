@@ -790,9 +790,19 @@ fn http_speaks_tls_with_the_token() {
             "-q",
         ],
     );
-    let (status, body) = get_tls(&run.addr, &cert, "/api/status", "tls-token");
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["outputs"], serde_json::json!(["wcc"]));
+    // The server answers from its start; the outputs are known once the run has built its dataflow.
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let (status, body) = get_tls(&run.addr, &cert, "/api/status", "tls-token");
+        assert_eq!(status, 200, "{body}");
+        let outputs = serde_json::from_str::<Value>(&body).unwrap()["outputs"].clone();
+        if outputs == serde_json::json!(["wcc"]) {
+            break;
+        }
+        assert_eq!(outputs, serde_json::json!([]), "{body}");
+        assert!(Instant::now() < deadline, "the outputs never appeared: {body}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert_eq!(get_tls(&run.addr, &cert, "/metrics", "wrong").0, 401);
     // Plaintext to the TLS listener: no HTTP answer.
     assert_eq!(get(&run.addr, "/api/status").0, 0);
