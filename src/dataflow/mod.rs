@@ -24,7 +24,6 @@ pub mod gather;
 mod id_index;
 pub mod kcore;
 pub mod lcc;
-pub mod link_cut;
 pub mod matching;
 pub mod pagerank;
 pub mod pair_changes;
@@ -39,7 +38,6 @@ pub mod typed;
 pub mod union_find;
 pub mod wcc;
 pub mod wcc_dynamic;
-pub mod wcc_window;
 
 pub use counts::AlgorithmCounts;
 
@@ -98,7 +96,8 @@ pub struct GraphInput<'a> {
     pub insert_only: bool,
     /// `Some(span)` when the driver guarantees that every edge copy entering at time `t` is
     /// retracted at exactly `t + span` (and never otherwise): an event-time window without static
-    /// edges. Algorithms may then use the expiry they know in advance ([`wcc_window`]).
+    /// edges. Algorithms may then use the expiry they know in advance (none of the built-in ones
+    /// does: WCC's fully dynamic path is faster on windows than a forest that maximises expiry).
     pub edge_lifetime: Option<Time>,
     /// The inserted edge copies with their positions in the stream, for the algorithms whose
     /// result depends on arrival order ([`Algorithm::arrival_order`]); the driver feeds it only

@@ -21,15 +21,11 @@
 //! relabels the part that lost the minimum (retracting the old label along that part first, up to
 //! its diameter in rounds). A deletion that does not split a component usually costs little.
 //!
-//! **Fully dynamic path** ([`Wcc`](struct@Wcc) when the stream deletes and no known-expiry
-//! window applies; [`super::wcc_dynamic::WccDynamic`] forces it): a spanning forest with
+//! **Fully dynamic path** ([`Wcc`](struct@Wcc) when the stream deletes, event-time windows
+//! included; [`super::wcc_dynamic::WccDynamic`] forces it): a spanning forest with
 //! non-tree adjacency at one worker (by default; [`Wcc::forest`] sets its parameters); a deleted forest edge is replaced by a non-tree edge found by searching both sides
 //! of the cut at once (cost: the smaller side, usually far less), with a bounded-work fallback to
 //! a union-find rebuild; see [`super::wcc_dynamic`].
-//!
-//! **Windowed fast path** ([`Wcc`](struct@Wcc) in an event-time window without static edges,
-//! where every edge's expiry is known on arrival): a spanning forest that maximises expiry, at
-//! one worker; see [`super::wcc_window`].
 //!
 //! **Insert-only fast path** ([`Wcc`](struct@Wcc) when the driver knows the stream never
 //! deletes). The summary approach of gelly-streaming, on timely: each worker keeps a disjoint-set forest of its
@@ -85,8 +81,8 @@ use super::{Algorithm, GraphInput, ResultCollection};
 use crate::types::{Diff, Edge, Node, Time};
 
 /// Weakly connected components: the insert-only fast path when the stream never deletes, the
-/// windowed fast path ([`super::wcc_window`]) when every edge's expiry is known on arrival, the
-/// fully dynamic path ([`super::wcc_dynamic`]) otherwise, with the parameters `forest`.
+/// fully dynamic path ([`super::wcc_dynamic`]) otherwise (event-time windows included), with the
+/// parameters `forest`.
 ///
 /// The constant [`Wcc`](const@Wcc) is the algorithm with the default parameters, so that `Wcc`
 /// reads as a value as the parameterless algorithms do:
@@ -135,8 +131,6 @@ impl Algorithm for Wcc {
     fn build<'a>(&self, input: GraphInput<'a>) -> ResultCollection<'a> {
         if input.insert_only {
             wcc_insert_only(input)
-        } else if let Some(span) = input.edge_lifetime {
-            super::wcc_window::wcc_window(input, span)
         } else {
             super::wcc_dynamic::wcc_dynamic(input, self.forest, None)
         }

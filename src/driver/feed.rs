@@ -52,6 +52,9 @@ pub struct Feeder {
     arrivals: Option<ArrivalsInput>,
     /// The record input, when an algorithm reads records (fed at the edge input's time).
     records: Option<RecordsInput>,
+    /// The probe at the dataflow's outputs: a windowed epoch of many event times waits on it
+    /// between chunks (see `Expiries::feed_in_time_order`).
+    probe: Option<ProbeHandle<Time>>,
 }
 
 impl Feeder {
@@ -62,7 +65,15 @@ impl Feeder {
         arrivals: Option<ArrivalsInput>,
         records: Option<RecordsInput>,
     ) -> Self {
-        Feeder { edges_in, window, expiries: Expiries::default(), replayed: Vec::new(), arrivals, records }
+        Feeder { edges_in, window, expiries: Expiries::default(), replayed: Vec::new(), arrivals, records, probe: None }
+    }
+
+    /// With the probe at the dataflow's outputs: an epoch of many event times is then fed a few
+    /// thousand times at a time, each chunk waiting until the dataflow has caught up with the one
+    /// before it, so that the times in flight (and their buffers) stay few.
+    pub fn with_probe(mut self, probe: ProbeHandle<Time>) -> Self {
+        self.probe = Some(probe);
+        self
     }
 
     /// Hands this worker's share of `epoch` over. `in_replay`: a replay is being fed (its epochs
@@ -102,7 +113,8 @@ impl Feeder {
             // A windowed replay is fed in one piece when it ends ([`Feeder::replay`]).
             (Some(_), true) => self.replayed.extend(epoch.timed),
             (Some(spec), false) => {
-                self.expiries.feed_in_time_order(worker, &mut self.edges_in, spec, epoch.timed, until)
+                let probe = self.probe.as_ref();
+                self.expiries.feed_in_time_order(worker, &mut self.edges_in, spec, epoch.timed, until, probe)
             }
             // Timed copies only exist in windowed runs.
             (None, _) => debug_assert!(epoch.timed.is_empty()),
@@ -247,9 +259,12 @@ impl Expiries {
 
     /// Feeds an epoch's accepted copies (this worker's share) in the order they enter, advancing
     /// the input towards `until` (the frontier this epoch reaches; no later copy can enter
-    /// before it) and stepping the worker every few thousand copies: an epoch holding many
-    /// distinct event times then keeps only a few thousand of them in flight at a time (each
-    /// costs progress tracking and buffers until the frontier passes it).
+    /// before it) every few thousand copies and then waiting until `probe` has passed the chunk
+    /// before (without a probe: one worker step): an epoch holding many distinct event times
+    /// then keeps only a few thousand of them in flight at a time (each costs progress tracking
+    /// and per-time buffers until the frontier passes it). Every worker only waits for a time its
+    /// own input has passed, so the worker whose input is furthest behind never waits for
+    /// another.
     fn feed_in_time_order(
         &mut self,
         worker: &mut Worker,
@@ -257,6 +272,7 @@ impl Expiries {
         spec: &WindowSpec,
         mut copies: Vec<(Edge, Time)>,
         until: Time,
+        probe: Option<&ProbeHandle<Time>>,
     ) {
         const CHUNK: usize = 4096;
         copies.sort_unstable_by_key(|&(_, t)| spec.lifetime(t).0);
@@ -266,10 +282,16 @@ impl Expiries {
                 self.insert(edges_in, spec, edge, time);
             }
             if let Some(next) = chunks.peek() {
-                let next_enter = spec.lifetime(next[0].1).0;
-                self.advance(edges_in, next_enter.min(until));
+                let next_enter = spec.lifetime(next[0].1).0.min(until);
+                self.advance(edges_in, next_enter);
                 edges_in.flush();
-                worker.step();
+                match probe {
+                    // This chunk's first time (the input has passed it: see above).
+                    Some(probe) => wait(worker, probe, spec.lifetime(chunk[0].1).0.min(next_enter)),
+                    None => {
+                        worker.step();
+                    }
+                }
             }
         }
     }

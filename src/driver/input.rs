@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use crate::sources::parse::{read_edges_range, read_timed_updates, read_vertices_range, SourceError};
+use crate::sources::parse::{read_edges_range, read_vertices_range, SourceError};
 use crate::sources::window::{check_update, EventClock, LatePolicy, WindowSpec};
 use crate::types::{weight_bits, Diff, Edge, Node, Time, Update};
 
@@ -414,21 +414,17 @@ fn read_checked_updates(
     window: Option<&WindowSpec>,
     times: &mut Vec<Time>,
 ) -> Result<Vec<(usize, Update)>, SourceError> {
-    let list = read_timed_updates(path)?;
-    let mut out = Vec::with_capacity(list.len());
-    for (line, u, t) in list {
-        match check_update(window, &u, t) {
-            Ok(t) => {
-                if let Some(t) = t {
-                    times.push(t);
-                }
-                out.push((line, u));
-            }
-            Err(problem) => {
-                return Err(SourceError::Input(crate::sources::InputError { path: path.to_path_buf(), line, problem }))
-            }
+    // Checked as they are read: no list of the raw lines beside the kept ones.
+    let mut out = Vec::new();
+    crate::sources::parse::for_each_timed_update(path, |line, u, t| {
+        if let Some(t) = check_update(window, &u, t)? {
+            times.push(t);
         }
-    }
+        out.push((line, u));
+        Ok(())
+    })?;
+    out.shrink_to_fit();
+    times.shrink_to_fit();
     Ok(out)
 }
 

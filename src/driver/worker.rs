@@ -118,7 +118,7 @@ pub(crate) fn run_worker(
     if let Some(writer) = writer.as_mut().filter(|_| counts.fallbacks_active()) {
         writer.count_fallbacks(counts.clone());
     }
-    let mut feeder = Feeder::new(edges_in, options.window, arrivals_in, records_in);
+    let mut feeder = Feeder::new(edges_in, options.window, arrivals_in, records_in).with_probe(probe.clone());
     let partial = feed_epochs(
         worker,
         source.as_mut(),

@@ -60,7 +60,10 @@
 //! vertex numbering, same output). A pair's slot is found from a hash of the two *ids*, not
 //! of the vertex indices, so its prefetch does not wait for the index. A time's insertions and
 //! its deletions go through the pipeline separately (the sorted records alternate between the
-//! two).
+//! two). Times of a record or two each (an event-time window: an insertion and an expiry per
+//! time) are too short for the pipeline, so when several times are complete at once the operator
+//! prefetches across them: the pair slots of the time 8 times ahead and the vertex records and
+//! links of the one 4 ahead, while a time is applied.
 //!
 //! *Vertex indices* are the ids themselves while the ids are dense (below twice the vertices
 //! named so far, plus 4,096; the records of ids not named yet are absent vertices, 64 bytes

@@ -14,6 +14,7 @@ use timely::dataflow::operators::vec::Map;
 use timely::dataflow::operators::Concat;
 
 use super::consolidate::{consolidate_edges, FREE_AS_APPLIED};
+use super::pipeline::{Lookahead, LOOKAHEAD};
 use super::{DynamicForest, ForestLayout, ForestParams};
 use crate::dataflow::time_stash::TimeBatches;
 use crate::dataflow::{AlgorithmCounts, GraphInput, ResultCollection};
@@ -133,6 +134,7 @@ fn forest_operator<'a>(
         move |_capability, _info| {
             let mut forest = forest;
             let mut stash: TimeBatches<TimeBatch> = TimeBatches::new();
+            let mut complete = std::collections::VecDeque::new();
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
                     for ((a, b, kind), t, diff) in data.drain(..) {
@@ -145,8 +147,26 @@ fn forest_operator<'a>(
                     }
                 });
                 // Times the frontier has passed are complete: apply them in order (the batch
-                // is freed once applied).
-                while let Some((t, cap, mut batch)) = stash.next_complete(frontier) {
+                // is freed once applied), prefetching for the times ahead of each.
+                complete.extend(std::iter::from_fn(|| stash.next_complete(frontier)));
+                let cross = complete.len() > 1;
+                if cross {
+                    for (_, _, later) in complete.iter().skip(1).take(LOOKAHEAD) {
+                        forest.prefetch_ahead(&later.edges, Lookahead::Far);
+                    }
+                    for (_, _, later) in complete.iter().skip(1).take(LOOKAHEAD / 2) {
+                        forest.prefetch_ahead(&later.edges, Lookahead::Near);
+                    }
+                }
+                while let Some((t, cap, mut batch)) = complete.pop_front() {
+                    if cross {
+                        if let Some((_, _, far)) = complete.get(LOOKAHEAD - 1) {
+                            forest.prefetch_ahead(&far.edges, Lookahead::Far);
+                        }
+                        if let Some((_, _, near)) = complete.get(LOOKAHEAD / 2 - 1) {
+                            forest.prefetch_ahead(&near.edges, Lookahead::Near);
+                        }
+                    }
                     let before = forest.fallbacks();
                     if batch.edges.len() >= FREE_AS_APPLIED {
                         // Before the forest grows by it: see `release_free_memory`.

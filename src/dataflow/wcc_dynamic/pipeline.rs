@@ -24,6 +24,21 @@ const STAGE: usize = 8;
 /// A large time's insertions are applied in chunks of this many (its list shrinks in between).
 const LARGE_CHUNK: usize = 4096;
 
+/// Consecutive small times (a sliding event-time window: an insertion and an expiry per time)
+/// are too short for the pipeline to overlap their misses, so the operator prefetches across
+/// them: the pair slots of the time [`LOOKAHEAD`] times ahead, the vertex records and links of
+/// the one half as far ahead.
+pub(super) const LOOKAHEAD: usize = 8;
+
+/// How far ahead a time is ([`DynamicForest::prefetch_ahead`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lookahead {
+    /// [`LOOKAHEAD`] times ahead: the first stage.
+    Far,
+    /// Half as far: the second stage (what the first prefetched is cached by then).
+    Near,
+}
+
 /// What the prefetch pipeline's stages found for a record: its pair's tag, its vertex indices
 /// and its candidate link ([`NONE`]: none seen). Hints only: applying the record resolves it
 /// again.
@@ -134,6 +149,19 @@ impl DynamicForest {
         collapse_huge_pages(&self.pairs.slots);
         collapse_huge_pages(&self.ids.index.dense);
         self.apply_deletions(&deletions);
+    }
+
+    /// Prefetches for the records of a time still to come (`look`, hints only; see
+    /// [`LOOKAHEAD`]): `Near` its vertex records and candidate links, `Far` its pair slots and
+    /// id index slots. Applying them later resolves everything again.
+    pub(super) fn prefetch_ahead(&self, records: &[(Node, Node, Diff)], look: Lookahead) {
+        for &(a, b, _) in records.iter().take(2 * STAGE) {
+            let tag = self.prefetch_ids(a, b);
+            if look == Lookahead::Near {
+                let mut hint = Hint { tag, ..Hint::NONE };
+                self.hint(a, b, &mut hint);
+            }
+        }
     }
 
     /// Runs `records` through the prefetch pipeline (see the module docs): at each step, the

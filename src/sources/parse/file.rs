@@ -39,6 +39,11 @@ pub(super) enum Stop {
         line: Option<usize>,
         error: LineError,
     },
+    /// A well-formed line the caller refused (say, an update that does not fit the window).
+    Refused {
+        line: usize,
+        problem: String,
+    },
 }
 
 impl From<io::Error> for Stop {
@@ -157,6 +162,7 @@ pub(super) fn stop_to_error(path: &Path, stop: Stop) -> SourceError {
             };
             InputError { path: path.to_path_buf(), line, problem: error.to_string() }.into()
         }
+        Stop::Refused { line, problem } => InputError { path: path.to_path_buf(), line, problem }.into(),
     }
 }
 
@@ -240,6 +246,28 @@ pub fn read_updates(path: &Path) -> Result<Vec<(usize, Update)>, SourceError> {
 /// event time (`@T`), if the line has one.
 pub fn read_timed_updates(path: &Path) -> Result<Vec<(usize, Update, Option<Time>)>, SourceError> {
     read_lines(path, parse_timed_update_bytes, |line, (u, t)| (line, u, t))
+}
+
+/// Every update of an update file, in order, handed to `keep` with the 1-based number of its line
+/// and its event time (`@T`), if the line has one, as it is read (nothing is listed whole);
+/// `keep`'s error stops the reading as the line's problem.
+pub fn for_each_timed_update(
+    path: &Path,
+    mut keep: impl FnMut(usize, Update, Option<Time>) -> Result<(), String>,
+) -> Result<(), SourceError> {
+    let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
+    let mut line_no = 0usize;
+    scan_lines(file, 0, u64::MAX, false, |offset, line| {
+        line_no += 1;
+        match parse_timed_update_bytes(line) {
+            Ok(Some((update, time))) => {
+                keep(line_no, update, time).map_err(|problem| Stop::Refused { line: line_no, problem })
+            }
+            Ok(None) => Ok(()),
+            Err(error) => Err(Stop::Line { offset, line: Some(line_no), error }),
+        }
+    })
+    .map_err(|stop| stop_to_error(path, stop))
 }
 
 pub(super) fn read_lines<P, T>(
