@@ -808,3 +808,210 @@ fn the_experiment_page_shows_the_smoke_sweep() {
     let fragment: toml::Table = blocks[1].parse().unwrap_or_else(|e| panic!("the page's second TOML block: {e}"));
     assert!(fragment.contains_key("datasets"), "the second block adds datasets");
 }
+
+/// The layout in the internals chapter is the source tree's: every directory of `src/` has its
+/// line, and every file (`name.rs`) and folder (`name/`) a line names exists under that line's
+/// directory.
+#[test]
+fn the_internals_layout_is_the_source_tree() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(repo.join("book/src/internals.md")).expect("book/src/internals.md");
+    let block = fenced(&page, "text").into_iter().next().expect("the layout block of book/src/internals.md");
+    // (directory, the words of its lines)
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for line in &block {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if !line.starts_with(' ') && first.ends_with('/') {
+            entries.push((first.to_string(), line[first.len()..].to_string()));
+        } else if let Some((_, words)) = entries.last_mut() {
+            words.push('\n');
+            words.push_str(line);
+        } else {
+            panic!("the layout block starts with {line:?}, not a directory");
+        }
+    }
+    assert!(entries.len() >= 10, "only {} directories in the layout block", entries.len());
+    let mut problems = Vec::new();
+    for dir in std::fs::read_dir(repo.join("src")).expect("src/") {
+        let dir = dir.expect("an entry of src/").path();
+        if dir.is_dir() {
+            let name = format!("src/{}/", dir.file_name().expect("a name").to_string_lossy());
+            if !entries.iter().any(|(d, _)| *d == name) {
+                problems.push(format!("{name} has no line in the layout"));
+            }
+        }
+    }
+    for (dir, words) in &entries {
+        let root = repo.join(dir);
+        if !root.is_dir() {
+            problems.push(format!("{dir} is in the layout but not in the repository"));
+            continue;
+        }
+        let mut below: Vec<(String, bool)> = Vec::new();
+        let mut stack = vec![root];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).expect("a directory") {
+                let path = entry.expect("an entry").path();
+                let name = path.file_name().expect("a name").to_string_lossy().to_string();
+                if path.is_dir() {
+                    below.push((name, true));
+                    stack.push(path);
+                } else {
+                    below.push((name, false));
+                }
+            }
+        }
+        let tokens = words.split(|c: char| !(c.is_ascii_alphanumeric() || "_./".contains(c)));
+        for token in tokens {
+            let token = token.trim_end_matches('.');
+            let file = token.strip_suffix(".rs").filter(|s| !s.is_empty() && !s.contains(['/', '.']));
+            let folder = token.strip_suffix('/').filter(|s| !s.is_empty() && !s.contains(['/', '.']));
+            let found = match (file, folder) {
+                (Some(_), _) => below.iter().any(|(n, d)| !d && n == token),
+                (_, Some(f)) => below.iter().any(|(n, d)| *d && n == f),
+                _ => continue,
+            };
+            if !found {
+                problems.push(format!("the layout's line of {dir} names {token}, which is not under {dir}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "book/src/internals.md's layout is stale:\n{}", problems.join("\n"));
+}
+
+/// A synopsis form as a regular expression over one statement: capitals are keywords, lowercase
+/// words placeholders (`query` any text), `...` anything, `[...]` optional, `|` alternatives.
+/// `required` makes the `k`-th optional group (in order of its `[`) required instead.
+fn synopsis_regex(form: &str, required: Option<usize>) -> regex::Regex {
+    // `true|false`: one placeholder with its values, not two alternatives of the group.
+    let form = regex::Regex::new(r"([a-z]+)\|[a-z]+").expect("a pattern").replace_all(form, "$1");
+    let mut tokens = Vec::new();
+    let mut word = String::new();
+    let mut chars = form.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            tokens.push(std::mem::take(&mut word));
+        }
+        if c == '.' && chars.peek() == Some(&'.') {
+            chars.next();
+            chars.next();
+            tokens.push("...".to_string());
+        } else if !c.is_whitespace() {
+            tokens.push(c.to_string());
+        }
+    }
+    if !word.is_empty() {
+        tokens.push(word);
+    }
+    let (mut pattern, mut groups, mut stack) = (String::from(r"(?i)^\s*"), 0usize, Vec::new());
+    for token in &tokens {
+        let piece = match token.as_str() {
+            "[" => {
+                stack.push(required == Some(groups));
+                groups += 1;
+                "(?:".to_string()
+            }
+            "]" => if stack.pop().expect("a [ before ]") { ")" } else { ")?" }.to_string(),
+            "|" => "|".to_string(),
+            "..." => ".*?".to_string(),
+            "query" => ".+?".to_string(),
+            t if t.chars().all(|c| c.is_ascii_uppercase() || c == '_') => format!(r"\b{t}\b"),
+            t if t.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) => {
+                r"[^\s;(),]+".to_string()
+            }
+            t => regex::escape(t),
+        };
+        pattern.push_str(&piece);
+        pattern.push_str(r"\s*");
+    }
+    pattern.push_str(r";?\s*$");
+    regex::Regex::new(&pattern).unwrap_or_else(|e| panic!("synopsis {form:?}: {e}"))
+}
+
+/// Every form of an SQL page's synopsis (a ```sql block: one form a line, a line continued when
+/// it starts with spaces, `A | B` at the top two forms, statements joined by `;` each a form), and
+/// every optional part of it (`[...]`), is exercised by a statement the page runs: one of its psql
+/// transcripts (checked against real output by `the_sql_pages_transcripts_are_real_output`) or
+/// its `sh` blocks' `psql -c` commands (run by `every_sh_block_of_the_readme_and_the_book_runs`).
+#[test]
+fn every_sql_synopsis_form_is_run_on_its_page() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut problems = Vec::new();
+    let mut forms_seen = 0;
+    for entry in std::fs::read_dir(repo.join("book/src/sql")).expect("book/src/sql") {
+        let page = entry.expect("an entry").path();
+        let text = std::fs::read_to_string(&page).expect("a page");
+        let name = page.strip_prefix(repo).unwrap_or(&page).display().to_string();
+        let mut statements: Vec<String> = transcripts(&text).into_iter().flatten().filter(|l| is_input(l)).collect();
+        for block in sh_blocks(&text) {
+            for command in commands(&block) {
+                for part in command.split(" -c ").skip(1) {
+                    statements.push(part.trim().trim_matches(['"', '\'']).to_string());
+                }
+            }
+        }
+        let statements: Vec<String> = statements
+            .iter()
+            .map(|s| s.trim_start_matches('\\').trim_start_matches("copy ").to_string())
+            // psql's `\copy (...) TO 'file'` sends `COPY (...) TO STDOUT`.
+            .map(|s| match s.split_once(" TO '") {
+                Some((head, _)) => format!("{head} TO STDOUT"),
+                None => s,
+            })
+            .collect();
+        for block in fenced(&text, "sql") {
+            // Continuation lines join the line before.
+            let mut lines: Vec<String> = Vec::new();
+            for line in block {
+                match lines.last_mut() {
+                    Some(last) if line.starts_with(' ') => {
+                        last.push(' ');
+                        last.push_str(line.trim());
+                    }
+                    _ => lines.push(line.trim().to_string()),
+                }
+            }
+            for line in lines {
+                let forms: Vec<&str> = if line.contains(';') {
+                    line.split(';').map(str::trim).filter(|f| !f.is_empty() && *f != "...").collect()
+                } else {
+                    // `A | B` at the top (outside brackets and parentheses).
+                    let (mut depth, mut start, mut out) = (0i32, 0usize, Vec::new());
+                    for (i, c) in line.char_indices() {
+                        match c {
+                            '[' | '(' => depth += 1,
+                            ']' | ')' => depth -= 1,
+                            '|' if depth == 0 => {
+                                out.push(line[start..i].trim());
+                                start = i + 1;
+                            }
+                            _ => {}
+                        }
+                    }
+                    out.push(line[start..].trim());
+                    out
+                };
+                for form in forms {
+                    forms_seen += 1;
+                    let runs = |re: &regex::Regex| statements.iter().any(|s| re.is_match(s));
+                    if !runs(&synopsis_regex(form, None)) {
+                        problems.push(format!("{name}: no statement of the page has the form `{form}`"));
+                        continue;
+                    }
+                    for k in 0..form.matches('[').count() {
+                        if !runs(&synopsis_regex(form, Some(k))) {
+                            let part = form.match_indices('[').nth(k).map_or("", |(i, _)| &form[i..]);
+                            problems.push(format!("{name}: no statement of the page uses `{part}` of `{form}`"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(forms_seen >= 8, "only {forms_seen} synopsis forms found in book/src/sql");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
