@@ -122,6 +122,74 @@ impl TakenInitial {
     }
 }
 
+/// What the workers of one process share of a run's input: a memory stream's initial graph
+/// taken out of it ([`TakenInitial`]), and the update file, read, windowed and listed once per
+/// process ([`SharedUpdates`]).
+#[derive(Debug, Default)]
+pub struct ProcessInput {
+    /// The initial graph of a memory stream owned by the run alone.
+    pub taken: Option<TakenInitial>,
+    /// The update file's stages.
+    pub updates: SharedUpdates,
+}
+
+/// One stage of the update file shared by the workers of a process: the first worker to need it
+/// makes it (the others wait for it, holding the lock), each takes a clone of the `Arc`s, and the
+/// last of them leaves it empty, so that it is not kept for the run after every worker moved on.
+#[derive(Debug)]
+struct Stage<T> {
+    slot: std::sync::Mutex<(Option<T>, usize)>,
+}
+
+impl<T> Default for Stage<T> {
+    fn default() -> Self {
+        Stage { slot: std::sync::Mutex::new((None, 0)) }
+    }
+}
+
+impl<T: Clone> Stage<T> {
+    fn get(&self, workers: usize, make: impl FnOnce() -> T) -> T {
+        let mut slot = self.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let value = slot.0.get_or_insert_with(make).clone();
+        slot.1 += 1;
+        if slot.1 >= workers {
+            slot.0 = None;
+        }
+        value
+    }
+}
+
+/// The update file of a file run as the workers of one process share it (every worker needs all
+/// of it: it checks every deletion and cuts its slice of every epoch): read and checked once,
+/// windowed once, listed once, instead of once per worker.
+#[derive(Debug, Default)]
+pub struct SharedUpdates {
+    /// The workers of this process.
+    workers: usize,
+    parsed: Stage<Result<ParsedUpdates, InputFailure>>,
+    windowed: Stage<Result<Windowed, InputFailure>>,
+    listed: Stage<Arc<Vec<Update>>>,
+}
+
+impl SharedUpdates {
+    /// For a process of `workers` workers.
+    pub fn new(workers: usize) -> Self {
+        SharedUpdates { workers: workers.max(1), ..SharedUpdates::default() }
+    }
+}
+
+/// The update file's `(line, update)`s and, in windowed runs, their event times.
+type ParsedUpdates = (Arc<Vec<(usize, Update)>>, Arc<Vec<Time>>);
+
+/// A windowed stream with its late updates decided ([`apply_window`]).
+#[derive(Clone, Debug)]
+struct Windowed {
+    updates: Arc<Vec<(usize, Update)>>,
+    times: Arc<Vec<Time>>,
+    bounds: Vec<usize>,
+    facts: WindowFacts,
+}
+
 /// Why a run could not start: the same on every worker.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -290,14 +358,15 @@ pub fn load(
     source: &Source,
     trusted: bool,
     window: Option<&WindowSpec>,
-    taken: Option<&TakenInitial>,
+    process: &ProcessInput,
 ) -> Result<(WorkerShare, InputFacts), InputFailure> {
+    let (taken, shared) = (process.taken.as_ref(), &process.updates);
     let index = worker.index();
     let peers = worker.peers();
 
     // 1. Local parsing.
     let mut local = match source {
-        Source::Files(files) => parse_files(files, index, peers, window),
+        Source::Files(files) => parse_files(files, index, peers, window, shared),
         Source::Live(_) => return Err(setup_failure("internal error: live input is not loaded up front")),
         Source::Memory(_) if window.is_some() => {
             return Err(setup_failure("windows need event times: give an update file whose lines end with @T"))
@@ -324,13 +393,18 @@ pub fn load(
 
     // 5. Windowed runs: decide lateness epoch by epoch, drop (or refuse) late updates.
     let window_facts = match (window, source) {
-        (Some(spec), Source::Files(_)) => Some(apply_window(spec, &mut local)?),
+        (Some(spec), Source::Files(_)) => {
+            let windowed = shared.windowed.get(shared.workers, || apply_window(spec, &local));
+            let Windowed { updates, times, bounds, facts } = windowed?;
+            (local.updates, local.share.times, local.share.bounds) = (updates, times, bounds);
+            Some(facts)
+        }
         _ => None,
     };
 
     // 6. Cut into epochs; each worker feeds a contiguous slice of each epoch.
     let initial_edges = reports.iter().map(|r| r.initial_edges).sum();
-    let (bytes, share) = (local.bytes, cut_epochs(local, source, index, peers));
+    let (bytes, share) = (local.bytes, cut_epochs(local, source, index, peers, shared));
     let epoch_updates: Vec<u64> = (1..=share.epochs()).map(|e| share.epoch_range(e).len() as u64).collect();
     let facts = InputFacts { initial_edges, epoch_updates, bytes, has_deletions, window: window_facts };
     Ok((share, facts))
@@ -347,9 +421,9 @@ struct Parsed {
     bytes: u64,
     /// `(line, update)` for the whole stream; for memory streams only the deletions (the full
     /// stream is shared), with `memory_deletions_only`.
-    updates: Vec<(usize, Update)>,
+    updates: Arc<Vec<(usize, Update)>>,
     /// Windowed runs: the event time of each entry of `updates`.
-    times: Vec<Time>,
+    times: Arc<Vec<Time>>,
     /// The update file's name in messages (`<generated updates>` for a memory stream).
     update_label: String,
     /// Whether `updates` holds only a memory stream's deletions.
@@ -376,7 +450,13 @@ fn setup_failure(message: &str) -> InputFailure {
 
 /// Step 1 for files: this worker's byte ranges of the edge and vertex files, and the whole
 /// update file, each update checked against the window spec.
-fn parse_files(files: &FileSource, index: usize, peers: usize, window: Option<&WindowSpec>) -> Parsed {
+fn parse_files(
+    files: &FileSource,
+    index: usize,
+    peers: usize,
+    window: Option<&WindowSpec>,
+    shared: &SharedUpdates,
+) -> Parsed {
     let mut local = Parsed {
         update_label: String::from("<generated updates>"),
         batch: files.batch,
@@ -399,9 +479,14 @@ fn parse_files(files: &FileSource, index: usize, peers: usize, window: Option<&W
     }
     if let Some(path) = &files.updates {
         local.update_label = path.display().to_string();
-        match read_checked_updates(path, window, &mut local.times) {
-            Ok(u) => local.updates = u,
-            Err(e) => local.keep_earliest(failure(2, e)),
+        let parsed = shared.parsed.get(shared.workers, || {
+            let mut times = Vec::new();
+            let updates = read_checked_updates(path, window, &mut times).map_err(|e| failure(2, e))?;
+            Ok((Arc::new(updates), Arc::new(times)))
+        });
+        match parsed {
+            Ok((updates, times)) => (local.updates, local.times) = (updates, times),
+            Err(e) => local.keep_earliest(e),
         }
     }
     local
@@ -453,8 +538,9 @@ fn memory_share(
     };
     local.share.vertices = stream.vertices[range(stream.vertices.len(), index, peers)].to_vec();
     // Only deletions need line numbers (for validation messages).
-    local.updates =
-        stream.updates.iter().enumerate().filter(|(_, u)| u.diff < 0 && !trusted).map(|(i, u)| (i + 1, *u)).collect();
+    local.updates = Arc::new(
+        stream.updates.iter().enumerate().filter(|(_, u)| u.diff < 0 && !trusted).map(|(i, u)| (i + 1, *u)).collect(),
+    );
     local
 }
 
@@ -506,7 +592,7 @@ fn validate_deletions(reports: &[LocalReport], local: &Parsed, source: &Source) 
                 .collect();
             &full
         }
-        _ => &local.updates,
+        _ => &local.updates[..],
     };
     for (line, u) in stream_for_validation {
         let e = u.edge();
@@ -539,9 +625,8 @@ fn validate_deletions(reports: &[LocalReport], local: &Parsed, source: &Source) 
 /// Step 5 for a windowed file run: epoch by epoch, which updates are late (dropped, applied or
 /// refused as the spec says) and how the watermark moves; the updates kept, their event times
 /// and where each epoch ends go into `local`.
-fn apply_window(spec: &WindowSpec, local: &mut Parsed) -> Result<WindowFacts, InputFailure> {
-    let updates = &local.updates;
-    let times = &local.times;
+fn apply_window(spec: &WindowSpec, local: &Parsed) -> Result<Windowed, InputFailure> {
+    let (updates, times) = (&local.updates, &local.times);
     let label = &local.update_label;
     let batch = local.batch.unwrap_or(updates.len().max(1));
     let mut clock = EventClock::new(*spec);
@@ -582,15 +667,12 @@ fn apply_window(spec: &WindowSpec, local: &mut Parsed) -> Result<WindowFacts, In
     facts.final_frontier = clock.final_frontier();
     facts.late_lines =
         late_lines.into_iter().map(|(origin, reason, action)| (origin, reason, action.describe())).collect();
-    local.updates = kept;
-    local.share.times = Arc::new(kept_times);
-    local.share.bounds = bounds;
-    Ok(facts)
+    Ok(Windowed { updates: Arc::new(kept), times: Arc::new(kept_times), bounds, facts })
 }
 
 /// Step 6: the worker's share with the update list (a memory stream's shared, a file's owned)
 /// and where its epochs end.
-fn cut_epochs(local: Parsed, source: &Source, index: usize, peers: usize) -> WorkerShare {
+fn cut_epochs(local: Parsed, source: &Source, index: usize, peers: usize, shared: &SharedUpdates) -> WorkerShare {
     let Parsed { mut share, updates, batch, first_batch, .. } = local;
     let batch = match source {
         Source::Memory(m) => {
@@ -598,9 +680,10 @@ fn cut_epochs(local: Parsed, source: &Source, index: usize, peers: usize) -> Wor
             batch.unwrap_or(m.updates.len().max(1))
         }
         Source::Files(_) | Source::Live(_) => {
-            let list: Vec<Update> = updates.into_iter().map(|(_, u)| u).collect();
+            let list = shared.listed.get(shared.workers, || Arc::new(updates.iter().map(|&(_, u)| u).collect()));
+            drop(updates);
             let batch = batch.unwrap_or(list.len().max(1));
-            share.updates = UpdateList::Owned(Arc::new(list));
+            share.updates = UpdateList::Owned(list);
             batch
         }
     };
@@ -617,6 +700,25 @@ fn cut_epochs(local: Parsed, source: &Source, index: usize, peers: usize) -> Wor
 #[cfg(test)]
 mod memory_tests {
     use super::*;
+
+    #[test]
+    fn a_stage_is_made_once_shared_by_the_workers_and_emptied_by_the_last() {
+        let stage: Stage<Arc<Vec<u64>>> = Stage::default();
+        let made = std::sync::atomic::AtomicUsize::new(0);
+        let make = || {
+            made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Arc::new(vec![1, 2, 3])
+        };
+        let got: Vec<Arc<Vec<u64>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..3).map(|_| scope.spawn(|| stage.get(3, make))).collect();
+            handles.into_iter().map(|h| h.join().expect("a worker")).collect()
+        });
+        assert_eq!(made.load(std::sync::atomic::Ordering::SeqCst), 1, "made more than once");
+        assert!(got.iter().all(|g| Arc::ptr_eq(g, &got[0])), "the workers hold different copies");
+        assert!(stage.slot.lock().expect("the slot").0.is_none(), "the stage still holds the list");
+        // The only copies left are the workers'.
+        assert_eq!(Arc::strong_count(&got[0]), 3);
+    }
 
     #[test]
     fn converting_while_shrinking_keeps_the_order() {

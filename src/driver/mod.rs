@@ -264,6 +264,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
         workers * options.layout.processes.max(1),
         process * workers..(process + 1) * workers,
     );
+    let process_input = input::ProcessInput { taken, updates: input::SharedUpdates::new(workers) };
     let options = Arc::new(options);
     let live_for_workers = live.clone();
     // The per-time counts the algorithms of this process report (fallback rebuilds, a census).
@@ -283,7 +284,7 @@ pub fn run_many(options: RunOptions, algorithms: Vec<Box<dyn Algorithm>>) -> Res
                         &algorithm,
                         live_for_workers.as_deref(),
                         &counts,
-                        taken.as_ref(),
+                        &process_input,
                         &stop,
                     )
                 })

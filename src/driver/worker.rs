@@ -89,7 +89,7 @@ pub(crate) fn run_worker(
     algorithms: &[Box<dyn Algorithm>],
     live: Option<&LiveShared>,
     counts: &AlgorithmCounts,
-    taken: Option<&input::TakenInitial>,
+    process_input: &input::ProcessInput,
     stop: &std::sync::Arc<Stop>,
 ) -> Result<Option<RunReport>, RunError> {
     let started = Instant::now();
@@ -98,7 +98,7 @@ pub(crate) fn run_worker(
     // profiler of its own still contributes its workers' figures to process 0's.
     let profiler = profile.then(|| options.profiler.clone().unwrap_or_default());
     let profiling = profiler.as_ref().and_then(|p| p.install(worker));
-    let (mut share, facts) = load(worker, options, taken)?;
+    let (mut share, facts) = load(worker, options, process_input)?;
     let load_seconds = started.elapsed().as_secs_f64();
     write_late_output(worker, options, &facts)?;
     let shape = StreamShape::of(options, live, &facts);
@@ -170,7 +170,7 @@ pub(crate) fn run_worker(
 fn load(
     worker: &mut Worker,
     options: &RunOptions,
-    taken: Option<&input::TakenInitial>,
+    process_input: &input::ProcessInput,
 ) -> Result<(WorkerShare, InputFacts), RunError> {
     match &options.source {
         Source::Live(cfg) => {
@@ -180,7 +180,7 @@ fn load(
             }
             Ok((share, InputFacts::default()))
         }
-        source => Ok(input::load(worker, source, options.trusted_input, options.window.as_ref(), taken)?),
+        source => Ok(input::load(worker, source, options.trusted_input, options.window.as_ref(), process_input)?),
     }
 }
 
