@@ -158,7 +158,12 @@ fn forest_operator<'a>(
                         forest.prefetch_ahead(&later.edges, Lookahead::Near);
                     }
                 }
-                while let Some((t, cap, mut batch)) = complete.pop_front() {
+                // One session for all of them, at the earliest one's capability (each change
+                // carries its own time): a window's thousand event times an epoch then leave in a
+                // few containers, not one each.
+                let Some(first) = complete.front().map(|(_, cap, _)| cap.clone()) else { return };
+                let mut session = output.session(&first);
+                while let Some((t, _cap, mut batch)) = complete.pop_front() {
                     if cross {
                         if let Some((_, _, far)) = complete.get(LOOKAHEAD - 1) {
                             forest.prefetch_ahead(&far.edges, Lookahead::Far);
@@ -173,11 +178,9 @@ fn forest_operator<'a>(
                         release_free_memory();
                     }
                     // The changes go out as they are found (never listed whole).
-                    let mut session = output.session(&cap);
                     forest.apply_with(&batch.fixed, &mut batch.edges, &mut |record, diff| {
                         session.give((record, t, diff))
                     });
-                    drop(session);
                     drop(batch);
                     if let Some(counts) = &counts {
                         counts.record_fallbacks(t, forest.fallbacks() - before);
