@@ -17,10 +17,14 @@
 //! with a neighbour. When the input frontier has passed a time, it applies the consolidated pair
 //! changes of that time one at a time; one pair change moves core numbers by at most 1, and only
 //! those of the vertices with core `K = min(core(a), core(b))` that are connected to the endpoint(s)
-//! of core `K` through vertices of core `K` (the *subcore*). For an insertion, every subcore
-//! vertex with more than `K` neighbours of core `>= K` (counting only subcore neighbours that are
-//! still candidates) rises to `K + 1`, the others are evicted one by one; for a deletion, every
-//! subcore vertex left with fewer than `K` such neighbours drops to `K - 1`, evictions cascading.
+//! of core `K` through vertices of core `K` (the *subcore*), and of those only the ones the
+//! search has to reach (the traversal pruning of the same paper). For an insertion, the search
+//! expands from the roots only through vertices with more than `K` neighbours of core `>= K`
+//! (no other vertex can rise); of the vertices it reaches, those left with more than `K`
+//! neighbours that are candidates or of larger core rise to `K + 1`, the others are evicted one
+//! by one. For a deletion, only falls are expanded: a root left with fewer than `K` neighbours of
+//! core `>= K` drops to `K - 1`, which lowers the counts of its neighbours of core `K` (each
+//! counted when a fall first reaches it), and so on.
 //! The operator emits, per time, the change of each vertex's core number as the multiplicity of
 //! a vertex record (no per-vertex output state), and a `reduce` per vertex joins it with the
 //! vertex set ([`super::degree::multiplicity_per_vertex`]), which gives 0 to vertices without
@@ -40,9 +44,10 @@
 //! **Cost.** [`KCore`]: state linear in the edges: the shared edge-set `distinct`, the adjacency
 //! at the one worker (two hash-set entries per present pair) and one core number per vertex with
 //! a neighbour, and the final `reduce` (two records per vertex). A pair change costs
-//! `O(Σ deg(w))` over the subcore vertices `w` (a breadth-first search of the subcore and the
-//! evictions), usually a small part of the graph, and changes the output of the vertices whose
-//! core number moves by 1; a parallel copy or a self-loop costs only the `distinct`. Within a
+//! `O(Σ deg(w))` over the vertices `w` the search reaches and their neighbours (for a deletion,
+//! the vertices that fall and their neighbours of core `K`; for an insertion, the candidates
+//! that could rise and their neighbours), usually a small part of the subcore, and changes the
+//! output of the vertices whose core number moves by 1; a parallel copy or a self-loop costs only the `distinct`. Within a
 //! time, once the searches have looked at about twice (pairs + vertices) adjacency entries, the
 //! rest of the time's changes are applied and the core numbers peeled from scratch (`O(|E|)`),
 //! and a time with more changes than an eighth of the pairs (the initial graph) is peeled
@@ -76,7 +81,9 @@
 //! assert_eq!(epoch0, vec![(0, 2), (1, 2), (2, 2), (3, 1), (7, 0)]);
 //! ```
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::operators::Iterate;
@@ -166,8 +173,8 @@ const WORK_RATIO: usize = 2;
 /// The adjacency of the present pairs and the core number of every vertex with a neighbour.
 #[derive(Default)]
 struct Cores {
-    neighbours: HashMap<Node, HashSet<Node>>,
-    core: HashMap<Node, u64>,
+    neighbours: FxHashMap<Node, FxHashSet<Node>>,
+    core: FxHashMap<Node, u64>,
     /// The number of present pairs.
     pairs: usize,
 }
@@ -201,7 +208,7 @@ impl Cores {
     /// adding the changes to `delta`.
     fn recompute(&mut self, delta: &mut HashMap<Node, Diff>) {
         let ids: Vec<Node> = self.neighbours.keys().copied().collect();
-        let index: HashMap<Node, usize> = ids.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+        let index: FxHashMap<Node, usize> = ids.iter().enumerate().map(|(i, &v)| (v, i)).collect();
         let mut degree: Vec<usize> = ids.iter().map(|v| self.neighbours[v].len()).collect();
         let max = degree.iter().copied().max().unwrap_or(0);
         // Vertices sorted by degree, with the start of each degree's bin.
@@ -237,7 +244,7 @@ impl Cores {
                 }
             }
         }
-        let mut new: HashMap<Node, u64> = HashMap::with_capacity(ids.len());
+        let mut new: FxHashMap<Node, u64> = FxHashMap::with_capacity_and_hasher(ids.len(), Default::default());
         for (i, &v) in ids.iter().enumerate() {
             new.insert(v, degree[i] as u64);
         }
@@ -274,65 +281,136 @@ impl Cores {
         let k = self.core(a).min(self.core(b));
         let roots: Vec<Node> = [a, b].into_iter().filter(|&v| self.core(v) == k).collect();
         self.link(a, b, diff);
-        // The subcore: vertices of core k connected to a root through vertices of core k.
-        let mut subcore: HashMap<Node, u64> = HashMap::new();
+        if diff > 0 {
+            self.rise(k, &roots, delta)
+        } else {
+            self.fall(k, &roots, delta)
+        }
+    }
+
+    /// The neighbours of `v` with core number at least `k` (`v`'s *max-core degree* at `k`).
+    fn core_degree(&self, v: Node, k: u64) -> (u64, usize) {
+        let around = self.neighbours.get(&v);
+        let n = around.map_or(0, |n| n.iter().filter(|&&x| self.core(x) >= k).count());
+        (n as u64, around.map_or(0, FxHashSet::len))
+    }
+
+    /// After an insertion between vertices of which `roots` have the smaller core number `k`:
+    /// the vertices that rise to `k + 1` are those of a set, connected to a root through
+    /// vertices of core `k`, in which each has more than `k` neighbours in the set or of a
+    /// larger core number. Only a vertex with more than `k` neighbours of core `>= k` can be in
+    /// it, so the search expands only through those (the others are visited, counted and
+    /// evicted at once); then the candidates left with `k` or fewer are evicted one by one.
+    fn rise(&mut self, k: u64, roots: &[Node], delta: &mut HashMap<Node, Diff>) -> usize {
+        let mut degree: FxHashMap<Node, u64> = FxHashMap::default();
         let mut order = Vec::new();
-        for &r in &roots {
-            if subcore.insert(r, 0).is_none() {
+        let mut work = 0;
+        for &r in roots {
+            if let std::collections::hash_map::Entry::Vacant(slot) = degree.entry(r) {
+                let (cd, seen) = self.core_degree(r, k);
+                work += seen;
+                slot.insert(cd);
                 order.push(r);
             }
         }
-        let empty = HashSet::new();
+        let empty = FxHashSet::default();
         let mut next = 0;
-        let mut work = 0;
         while next < order.len() {
             let w = order[next];
             next += 1;
-            let mut cd = 0;
+            if degree[&w] <= k {
+                continue;
+            }
             let around = self.neighbours.get(&w).unwrap_or(&empty);
             work += around.len();
             for &x in around {
-                let kx = self.core(x);
-                if kx >= k {
-                    cd += 1;
-                }
-                if kx == k && !subcore.contains_key(&x) {
-                    subcore.insert(x, 0);
+                if self.core(x) == k && !degree.contains_key(&x) {
+                    let (cd, seen) = self.core_degree(x, k);
+                    work += seen;
+                    degree.insert(x, cd);
                     order.push(x);
                 }
             }
-            subcore.insert(w, cd);
         }
-        // Evict the vertices that cannot be (insertion: rise to) or stay (deletion) at the level.
-        let keeps = |cd: u64| if diff > 0 { cd > k } else { cd >= k };
-        let mut evicted: HashSet<Node> = HashSet::new();
-        let mut stack: Vec<Node> = order.iter().copied().filter(|w| !keeps(subcore[w])).collect();
+        let mut evicted: FxHashSet<Node> = FxHashSet::default();
+        let mut stack: Vec<Node> = order.iter().copied().filter(|w| degree[w] <= k).collect();
         while let Some(w) = stack.pop() {
             if !evicted.insert(w) {
                 continue;
             }
-            for &x in self.neighbours.get(&w).unwrap_or(&empty) {
+            let around = self.neighbours.get(&w).unwrap_or(&empty);
+            work += around.len();
+            for &x in around {
                 if evicted.contains(&x) {
                     continue;
                 }
-                if let Some(cd) = subcore.get_mut(&x) {
-                    let was = keeps(*cd);
+                if let Some(cd) = degree.get_mut(&x) {
                     *cd -= 1;
-                    if was && !keeps(*cd) {
+                    if *cd == k {
                         stack.push(x);
                     }
                 }
             }
         }
         for w in order {
-            let moves = if diff > 0 { !evicted.contains(&w) } else { evicted.contains(&w) };
-            if moves {
-                let new = if diff > 0 { k + 1 } else { k.saturating_sub(1) };
-                self.set_core(w, new);
-                *delta.entry(w).or_insert(0) += diff;
+            if !evicted.contains(&w) {
+                self.set_core(w, k + 1);
+                *delta.entry(w).or_insert(0) += 1;
             }
         }
-        2 * work
+        work
+    }
+
+    /// After a deletion between vertices of which `roots` had the smaller core number `k`: a
+    /// vertex of core `k` left with fewer than `k` neighbours of core `>= k` falls to `k - 1`,
+    /// which may take its neighbours of core `k` below `k` in turn. Only the falling vertices
+    /// and their neighbours are looked at: a vertex's count is made when a fall first reaches it
+    /// (after the fall: the fallen vertex no longer counts) and decremented by later falls.
+    fn fall(&mut self, k: u64, roots: &[Node], delta: &mut HashMap<Node, Diff>) -> usize {
+        let mut degree: FxHashMap<Node, u64> = FxHashMap::default();
+        let mut stack = Vec::new();
+        let mut work = 0;
+        for &r in roots {
+            if self.core(r) == k && !degree.contains_key(&r) {
+                let (cd, seen) = self.core_degree(r, k);
+                work += seen;
+                degree.insert(r, cd);
+                if cd < k {
+                    stack.push(r);
+                }
+            }
+        }
+        let empty = FxHashSet::default();
+        while let Some(w) = stack.pop() {
+            if self.core(w) != k {
+                continue;
+            }
+            self.set_core(w, k - 1);
+            *delta.entry(w).or_insert(0) -= 1;
+            let around: Vec<Node> = self.neighbours.get(&w).unwrap_or(&empty).iter().copied().collect();
+            work += around.len();
+            for x in around {
+                if self.core(x) != k {
+                    continue;
+                }
+                let cd = match degree.get_mut(&x) {
+                    Some(cd) => {
+                        *cd -= 1;
+                        *cd
+                    }
+                    None => {
+                        let (cd, seen) = self.core_degree(x, k);
+                        work += seen;
+                        degree.insert(x, cd);
+                        cd
+                    }
+                };
+                if cd < k {
+                    stack.push(x);
+                }
+            }
+        }
+        work
     }
 }
 
@@ -379,48 +457,56 @@ mod tests {
 
     #[test]
     fn peeling_and_maintenance_agree_with_the_oracle() {
-        // A small deterministic pseudo-random graph: a linear congruential generator.
-        let mut x = 12345u64;
-        let mut next = |n: u64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
-        let mut cores = Cores::default();
-        let mut delta = HashMap::new();
-        let mut present: Vec<(u64, u64)> = Vec::new();
-        while present.len() < 600 {
-            let (a, b) = (next(120), next(120));
-            let (a, b) = (a.min(b), a.max(b));
-            if a != b && !present.contains(&(a, b)) {
-                cores.link(a, b, 1);
-                present.push((a, b));
-            }
-        }
-        cores.recompute(&mut delta);
-        check(&cores, "after peeling");
-        let total: isize = delta.values().sum();
-        assert_eq!(total as u64, cores.core.values().sum::<u64>(), "delta from nothing is the cores");
-        for step in 0..400 {
-            if step % 2 == 0 {
-                let (a, b) = present.swap_remove(next(present.len() as u64) as usize);
-                let _ = cores.apply(a, b, -1, &mut delta);
-            } else {
-                let (a, b) = (next(120), next(120));
+        // Small deterministic pseudo-random graphs (a linear congruential generator per seed),
+        // sparse to dense, checked after every change.
+        for (seed, vertices, edges) in [(12345u64, 120u64, 600usize), (7, 40, 300), (99, 200, 260), (2024, 16, 60)] {
+            let mut x = seed;
+            let mut next = |n: u64| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 33) % n
+            };
+            let mut cores = Cores::default();
+            let mut delta = HashMap::new();
+            let mut present: Vec<(u64, u64)> = Vec::new();
+            while present.len() < edges {
+                let (a, b) = (next(vertices), next(vertices));
                 let (a, b) = (a.min(b), a.max(b));
-                if a == b || present.contains(&(a, b)) {
-                    continue;
+                if a != b && !present.contains(&(a, b)) {
+                    cores.link(a, b, 1);
+                    present.push((a, b));
                 }
-                present.push((a, b));
-                let _ = cores.apply(a, b, 1, &mut delta);
             }
-            if step % 40 == 0 {
-                check(&cores, &format!("step {}", step));
+            cores.recompute(&mut delta);
+            check(&cores, &format!("seed {seed}: after peeling"));
+            let total: isize = delta.values().sum();
+            assert_eq!(total as u64, cores.core.values().sum::<u64>(), "seed {seed}: delta from nothing is the cores");
+            for step in 0..600 {
+                // Deletions and insertions in turn, with runs of each (cascades both ways).
+                if (step / 7) % 2 == 0 && !present.is_empty() {
+                    let (a, b) = present.swap_remove(next(present.len() as u64) as usize);
+                    let _ = cores.apply(a, b, -1, &mut delta);
+                } else {
+                    let (a, b) = (next(vertices), next(vertices));
+                    let (a, b) = (a.min(b), a.max(b));
+                    if a == b || present.contains(&(a, b)) {
+                        continue;
+                    }
+                    present.push((a, b));
+                    let _ = cores.apply(a, b, 1, &mut delta);
+                }
+                check(&cores, &format!("seed {seed}: step {step}"));
             }
+            // The changes handed out, from nothing on, add up to the core numbers.
+            let mut vertices_seen: BTreeSet<u64> = delta.keys().copied().collect();
+            vertices_seen.extend(cores.core.keys().copied());
+            for v in vertices_seen {
+                let handed = delta.get(&v).copied().unwrap_or(0);
+                assert_eq!(handed, cores.core(v) as isize, "seed {seed}: vertex {v}'s changes add up to {handed}");
+            }
+            delta.clear();
+            cores.recompute(&mut delta);
+            assert!(delta.values().all(|&d| d == 0), "seed {seed}: peeling again changes nothing");
         }
-        check(&cores, "after maintenance");
-        delta.clear();
-        cores.recompute(&mut delta);
-        assert!(delta.values().all(|&d| d == 0), "peeling again changes nothing");
     }
 
     #[test]
