@@ -13,18 +13,20 @@
 //! **How** ([`KCore`], `ripples run kcore`). Incremental core maintenance (the subcore algorithm
 //! of Sarıyüce et al., *Streaming algorithms for k-core decomposition*, VLDB 2013), at one
 //! worker: the distinct undirected pairs `{a, b}` (from the shared [`GraphInput::edge_set`]`(true)`)
-//! are exchanged to one worker, which keeps the adjacency and the core number of every vertex
-//! with a neighbour. When the input frontier has passed a time, it applies the consolidated pair
-//! changes of that time one at a time; one pair change moves core numbers by at most 1, and only
-//! those of the vertices with core `K = min(core(a), core(b))` that are connected to the endpoint(s)
-//! of core `K` through vertices of core `K` (the *subcore*), and of those only the ones the
-//! search has to reach (the traversal pruning of the same paper). For an insertion, the search
-//! expands from the roots only through vertices with more than `K` neighbours of core `>= K`
-//! (no other vertex can rise); of the vertices it reaches, those left with more than `K`
-//! neighbours that are candidates or of larger core rise to `K + 1`, the others are evicted one
-//! by one. For a deletion, only falls are expanded: a root left with fewer than `K` neighbours of
-//! core `>= K` drops to `K - 1`, which lowers the counts of its neighbours of core `K` (each
-//! counted when a fall first reaches it), and so on.
+//! are exchanged to one worker, which keeps the adjacency, the core number of every vertex
+//! with a neighbour and its *max-core degree* (its neighbours of core at least its own). When the
+//! input frontier has passed a time, it applies the consolidated pair changes of that time one at
+//! a time; one pair change moves core numbers by at most 1, and only those of vertices with core
+//! `K = min(core(a), core(b))` connected to the endpoint(s) of core `K` through vertices of core
+//! `K` (the *subcore*), and of those the search reaches only the ones it must (the traversal
+//! algorithm of the same paper). For an insertion, only a vertex with a max-core degree above `K`
+//! can rise: the search visits those, counts each one's *pure-core degree* (neighbours of larger
+//! core, or of core `K` with a max-core degree above `K`) and expands only through the ones whose
+//! count is above `K`; the visited vertices left with `K` or fewer are evicted one by one, the
+//! rest rise to `K + 1`. For a deletion, a root whose max-core degree fell below `K` drops to
+//! `K - 1`, which lowers the max-core degrees of its neighbours of core `K`, and so on: only the
+//! falling vertices are expanded. Every core change updates the max-core degrees of the vertex
+//! and of its neighbours (`O(deg)`).
 //! The operator emits, per time, the change of each vertex's core number as the multiplicity of
 //! a vertex record (no per-vertex output state), and a `reduce` per vertex joins it with the
 //! vertex set ([`super::degree::multiplicity_per_vertex`]), which gives 0 to vertices without
@@ -52,7 +54,7 @@
 //! rest of the time's changes are applied and the core numbers peeled from scratch (`O(|E|)`),
 //! and a time with more changes than an eighth of the pairs (the initial graph) is peeled
 //! directly: a time never costs much more than a recomputation. On R-MAT scale 16 with epochs of
-//! 1,000 changes, p50 is 6.7× below a sequential recomputation (the book's performance chapter). All of it is done by
+//! 1,000 changes, p50 is 45× below a sequential recomputation (the book's performance chapter). All of it is done by
 //! one worker. [`KCoreIterate`]: the arranged arcs, the degrees, and per round of the
 //! iteration the values that changed in that round; the number of rounds is at most the longest
 //! chain of decreases (about `n / 2` for a path of `n` vertices); an update re-evaluates, in
@@ -175,6 +177,10 @@ const WORK_RATIO: usize = 2;
 struct Cores {
     neighbours: FxHashMap<Node, FxHashSet<Node>>,
     core: FxHashMap<Node, u64>,
+    /// Per vertex with a neighbour, its *max-core degree*: the neighbours whose core number is at
+    /// least its own (kept up to date with every pair and core change; a vertex of core `k` is in
+    /// the `k`-core because this is at least `k`).
+    mcd: FxHashMap<Node, u64>,
     /// The number of present pairs.
     pairs: usize,
 }
@@ -187,6 +193,7 @@ impl Cores {
             (diff == 1 && !present) || (diff == -1 && present),
             "internal error: pair ({a}, {b}) changes by {diff} (present: {present}) in a set"
         );
+        let (ca, cb) = (self.core(a), self.core(b));
         if diff > 0 {
             self.neighbours.entry(a).or_default().insert(b);
             self.neighbours.entry(b).or_default().insert(a);
@@ -202,14 +209,71 @@ impl Cores {
             }
             self.pairs -= 1;
         }
+        // Each end counts the other if the other's core number is at least its own.
+        for (x, counts) in [(a, cb >= ca), (b, ca >= cb)] {
+            if counts {
+                let m = self.mcd.entry(x).or_insert(0);
+                if diff > 0 {
+                    *m += 1;
+                } else {
+                    *m -= 1;
+                }
+            }
+            if !self.neighbours.contains_key(&x) {
+                self.mcd.remove(&x);
+            }
+        }
+    }
+
+    fn mcd(&self, v: Node) -> u64 {
+        self.mcd.get(&v).copied().unwrap_or(0)
+    }
+
+    /// Moves `w`'s core number by one (`up` or down) and keeps the max-core degrees: its own is
+    /// counted again, and a neighbour whose core number equals the new (rising) or the old
+    /// (falling) one gains or loses `w`. Returns the adjacency entries looked at.
+    fn step_core(&mut self, w: Node, up: bool) -> usize {
+        let old = self.core(w);
+        let new = if up { old + 1 } else { old - 1 };
+        self.set_core(w, new);
+        let Some(around) = self.neighbours.get(&w) else {
+            self.mcd.remove(&w);
+            return 0;
+        };
+        let mut own = 0;
+        for &x in around {
+            let cx = self.core.get(&x).copied().unwrap_or(0);
+            if cx >= new {
+                own += 1;
+            }
+            if up && cx == new {
+                *self.mcd.entry(x).or_insert(0) += 1;
+            } else if !up && cx == old {
+                *self.mcd.entry(x).or_insert(0) -= 1;
+            }
+        }
+        let seen = around.len();
+        self.mcd.insert(w, own);
+        seen
     }
 
     /// Recomputes every core number by bucket peeling (Batagelj and Zaversnik, `O(|E|)`),
     /// adding the changes to `delta`.
     fn recompute(&mut self, delta: &mut HashMap<Node, Diff>) {
+        // Dense indices and the adjacency as arrays (one pass over the hash sets): the peeling
+        // and the max-core degrees then read arrays only.
         let ids: Vec<Node> = self.neighbours.keys().copied().collect();
-        let index: FxHashMap<Node, usize> = ids.iter().enumerate().map(|(i, &v)| (v, i)).collect();
-        let mut degree: Vec<usize> = ids.iter().map(|v| self.neighbours[v].len()).collect();
+        let index: FxHashMap<Node, u32> = ids.iter().enumerate().map(|(i, &v)| (v, i as u32)).collect();
+        let mut offsets = Vec::with_capacity(ids.len() + 1);
+        let mut targets: Vec<u32> = Vec::with_capacity(2 * self.pairs);
+        offsets.push(0usize);
+        for v in &ids {
+            targets.extend(self.neighbours[v].iter().map(|u| index[u]));
+            offsets.push(targets.len());
+        }
+        drop(index);
+        let around = |v: usize| &targets[offsets[v]..offsets[v + 1]];
+        let mut degree: Vec<usize> = (0..ids.len()).map(|v| around(v).len()).collect();
         let max = degree.iter().copied().max().unwrap_or(0);
         // Vertices sorted by degree, with the start of each degree's bin.
         let mut start = vec![0usize; max + 2];
@@ -229,8 +293,8 @@ impl Cores {
         }
         for k in 0..order.len() {
             let v = order[k];
-            for u in &self.neighbours[&ids[v]] {
-                let u = index[u];
+            for &u in around(v) {
+                let u = u as usize;
                 if degree[u] > degree[v] {
                     // Move u to the front of its bin, then shrink the bin by one.
                     let du = degree[u];
@@ -245,8 +309,11 @@ impl Cores {
             }
         }
         let mut new: FxHashMap<Node, u64> = FxHashMap::with_capacity_and_hasher(ids.len(), Default::default());
+        let mut mcd: FxHashMap<Node, u64> = FxHashMap::with_capacity_and_hasher(ids.len(), Default::default());
         for (i, &v) in ids.iter().enumerate() {
-            new.insert(v, degree[i] as u64);
+            let k = degree[i];
+            new.insert(v, k as u64);
+            mcd.insert(v, around(i).iter().filter(|&&u| degree[u as usize] >= k).count() as u64);
         }
         for (&v, &old) in self.core.iter() {
             let now = new.get(&v).copied().unwrap_or(0);
@@ -260,6 +327,7 @@ impl Cores {
             }
         }
         self.core = new;
+        self.mcd = mcd;
     }
 
     fn core(&self, v: Node) -> u64 {
@@ -288,29 +356,38 @@ impl Cores {
         }
     }
 
-    /// The neighbours of `v` with core number at least `k` (`v`'s *max-core degree* at `k`).
-    fn core_degree(&self, v: Node, k: u64) -> (u64, usize) {
-        let around = self.neighbours.get(&v);
-        let n = around.map_or(0, |n| n.iter().filter(|&&x| self.core(x) >= k).count());
-        (n as u64, around.map_or(0, FxHashSet::len))
+    /// `v`'s *pure-core degree* at its core number `k`: the neighbours that could be in the
+    /// `k + 1`-core after an insertion (a larger core number, or `k` with a max-core degree
+    /// above `k`).
+    fn pure_degree(&self, v: Node, k: u64) -> (u64, usize) {
+        let Some(around) = self.neighbours.get(&v) else { return (0, 0) };
+        let n = around.iter().filter(|&&x| {
+            let cx = self.core(x);
+            cx > k || (cx == k && self.mcd(x) > k)
+        });
+        (n.count() as u64, around.len())
     }
 
-    /// After an insertion between vertices of which `roots` have the smaller core number `k`:
-    /// the vertices that rise to `k + 1` are those of a set, connected to a root through
-    /// vertices of core `k`, in which each has more than `k` neighbours in the set or of a
-    /// larger core number. Only a vertex with more than `k` neighbours of core `>= k` can be in
-    /// it, so the search expands only through those (the others are visited, counted and
-    /// evicted at once); then the candidates left with `k` or fewer are evicted one by one.
+    /// After an insertion between vertices of which `roots` have the smaller core number `k`
+    /// (the traversal algorithm of Sarıyüce et al.): the vertices that rise to `k + 1` are those
+    /// of a set, connected to a root through vertices of core `k`, in which each has more than
+    /// `k` neighbours in the set or of a larger core number. Such a vertex has a max-core degree
+    /// above `k`, so the search visits only those, counts each one's pure-core degree, and
+    /// expands only through the ones whose count is above `k`; then the visited vertices left
+    /// with `k` or fewer are evicted one by one, each lowering the counts of the visited
+    /// neighbours that counted it.
     fn rise(&mut self, k: u64, roots: &[Node], delta: &mut HashMap<Node, Diff>) -> usize {
         let mut degree: FxHashMap<Node, u64> = FxHashMap::default();
         let mut order = Vec::new();
         let mut work = 0;
         for &r in roots {
-            if let std::collections::hash_map::Entry::Vacant(slot) = degree.entry(r) {
-                let (cd, seen) = self.core_degree(r, k);
-                work += seen;
-                slot.insert(cd);
-                order.push(r);
+            if self.mcd(r) > k {
+                if let std::collections::hash_map::Entry::Vacant(slot) = degree.entry(r) {
+                    let (cd, seen) = self.pure_degree(r, k);
+                    work += seen;
+                    slot.insert(cd);
+                    order.push(r);
+                }
             }
         }
         let empty = FxHashSet::default();
@@ -324,14 +401,15 @@ impl Cores {
             let around = self.neighbours.get(&w).unwrap_or(&empty);
             work += around.len();
             for &x in around {
-                if self.core(x) == k && !degree.contains_key(&x) {
-                    let (cd, seen) = self.core_degree(x, k);
+                if self.core(x) == k && self.mcd(x) > k && !degree.contains_key(&x) {
+                    let (cd, seen) = self.pure_degree(x, k);
                     work += seen;
                     degree.insert(x, cd);
                     order.push(x);
                 }
             }
         }
+        // Every visited vertex counts in its visited neighbours' pure-core degrees.
         let mut evicted: FxHashSet<Node> = FxHashSet::default();
         let mut stack: Vec<Node> = order.iter().copied().filter(|w| degree[w] <= k).collect();
         while let Some(w) = stack.pop() {
@@ -354,7 +432,7 @@ impl Cores {
         }
         for w in order {
             if !evicted.contains(&w) {
-                self.set_core(w, k + 1);
+                work += self.step_core(w, true);
                 *delta.entry(w).or_insert(0) += 1;
             }
         }
@@ -362,52 +440,20 @@ impl Cores {
     }
 
     /// After a deletion between vertices of which `roots` had the smaller core number `k`: a
-    /// vertex of core `k` left with fewer than `k` neighbours of core `>= k` falls to `k - 1`,
-    /// which may take its neighbours of core `k` below `k` in turn. Only the falling vertices
-    /// and their neighbours are looked at: a vertex's count is made when a fall first reaches it
-    /// (after the fall: the fallen vertex no longer counts) and decremented by later falls.
+    /// vertex of core `k` left with fewer than `k` neighbours of core `>= k` (its max-core
+    /// degree) falls to `k - 1`, which lowers the max-core degrees of its neighbours of core `k`
+    /// and may take them below `k` in turn. Only the falling vertices are expanded.
     fn fall(&mut self, k: u64, roots: &[Node], delta: &mut HashMap<Node, Diff>) -> usize {
-        let mut degree: FxHashMap<Node, u64> = FxHashMap::default();
-        let mut stack = Vec::new();
+        let mut stack: Vec<Node> = roots.iter().copied().filter(|&r| self.mcd(r) < k).collect();
         let mut work = 0;
-        for &r in roots {
-            if self.core(r) == k && !degree.contains_key(&r) {
-                let (cd, seen) = self.core_degree(r, k);
-                work += seen;
-                degree.insert(r, cd);
-                if cd < k {
-                    stack.push(r);
-                }
-            }
-        }
-        let empty = FxHashSet::default();
         while let Some(w) = stack.pop() {
-            if self.core(w) != k {
+            if self.core(w) != k || self.mcd(w) >= k {
                 continue;
             }
-            self.set_core(w, k - 1);
+            work += self.step_core(w, false);
             *delta.entry(w).or_insert(0) -= 1;
-            let around: Vec<Node> = self.neighbours.get(&w).unwrap_or(&empty).iter().copied().collect();
-            work += around.len();
-            for x in around {
-                if self.core(x) != k {
-                    continue;
-                }
-                let cd = match degree.get_mut(&x) {
-                    Some(cd) => {
-                        *cd -= 1;
-                        *cd
-                    }
-                    None => {
-                        let (cd, seen) = self.core_degree(x, k);
-                        work += seen;
-                        degree.insert(x, cd);
-                        cd
-                    }
-                };
-                if cd < k {
-                    stack.push(x);
-                }
+            if let Some(around) = self.neighbours.get(&w) {
+                stack.extend(around.iter().copied().filter(|&x| self.core(x) == k && self.mcd(x) < k));
             }
         }
         work
@@ -453,6 +499,11 @@ mod tests {
         let got: BTreeMap<u64, u64> = vertices.iter().map(|&v| (v, cores.core(v))).collect();
         assert_eq!(got, want, "{}", what);
         assert!(cores.core.keys().all(|v| vertices.contains(v)), "{}: a core number without neighbours", what);
+        for (&v, around) in &cores.neighbours {
+            let want = around.iter().filter(|&&x| cores.core(x) >= cores.core(v)).count() as u64;
+            assert_eq!(cores.mcd(v), want, "{}: vertex {}'s max-core degree", what, v);
+        }
+        assert!(cores.mcd.keys().all(|v| vertices.contains(v)), "{}: a max-core degree without neighbours", what);
     }
 
     #[test]
