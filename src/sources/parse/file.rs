@@ -255,19 +255,7 @@ pub fn for_each_timed_update(
     path: &Path,
     mut keep: impl FnMut(usize, Update, Option<Time>) -> Result<(), String>,
 ) -> Result<(), SourceError> {
-    let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
-    let mut line_no = 0usize;
-    scan_lines(file, 0, u64::MAX, false, |offset, line| {
-        line_no += 1;
-        match parse_timed_update_bytes(line) {
-            Ok(Some((update, time))) => {
-                keep(line_no, update, time).map_err(|problem| Stop::Refused { line: line_no, problem })
-            }
-            Ok(None) => Ok(()),
-            Err(error) => Err(Stop::Line { offset, line: Some(line_no), error }),
-        }
-    })
-    .map_err(|stop| stop_to_error(path, stop))
+    for_each_line(path, parse_timed_update_bytes, |line, (u, t)| keep(line, u, t))
 }
 
 pub(super) fn read_lines<P, T>(
@@ -275,20 +263,31 @@ pub(super) fn read_lines<P, T>(
     parse: impl Fn(&[u8]) -> Result<Option<P>, LineError>,
     wrap: impl Fn(usize, P) -> T,
 ) -> Result<Vec<T>, SourceError> {
-    let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
     let mut out = Vec::new();
+    for_each_line(path, parse, |line, item| {
+        out.push(wrap(line, item));
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Every item `parse` finds in the file's lines, in order, handed to `keep` with the 1-based
+/// number of its line; a line `parse` rejects, or an item `keep` refuses, stops the reading with
+/// that line's problem.
+fn for_each_line<P>(
+    path: &Path,
+    parse: impl Fn(&[u8]) -> Result<Option<P>, LineError>,
+    mut keep: impl FnMut(usize, P) -> Result<(), String>,
+) -> Result<(), SourceError> {
+    let file = File::open(path).map_err(|e| SourceError::io(path, e))?;
     let mut line_no = 0usize;
     scan_lines(file, 0, u64::MAX, false, |offset, line| {
         line_no += 1;
         match parse(line) {
-            Ok(Some(update)) => {
-                out.push(wrap(line_no, update));
-                Ok(())
-            }
+            Ok(Some(item)) => keep(line_no, item).map_err(|problem| Stop::Refused { line: line_no, problem }),
             Ok(None) => Ok(()),
             Err(error) => Err(Stop::Line { offset, line: Some(line_no), error }),
         }
     })
-    .map_err(|stop| stop_to_error(path, stop))?;
-    Ok(out)
+    .map_err(|stop| stop_to_error(path, stop))
 }
