@@ -31,7 +31,7 @@ fn expected(name: &str, vertices: &BTreeSet<Node>, edges: &[(Node, Node, f64)]) 
         "degree-distribution" => oracle::degree_distribution(vertices, edges),
         "triangles" => oracle::triangles(vertices, edges),
         "kcore" | "kcore-iterate" => oracle::kcore(vertices, edges),
-        "bipartite" => oracle::bipartite(vertices, edges),
+        "bipartite" | "bipartite-general" => oracle::bipartite(vertices, edges),
         other => panic!("no oracle for {}", other),
     }
 }
@@ -121,6 +121,49 @@ fn bipartiteness_matches_the_oracle_every_epoch() {
     check_random(&["bipartite"], &[1, 2, 3], 81, 30, 25, 10, 4);
     check_random(&["bipartite"], &[1], 82, 30, 25, 25, 1);
     check_random(&["bipartite"], &[1, 2], 83, 12, 15, 12, 3);
+    // Denser: odd cycles everywhere, deletions of the cover forest's edges find replacements.
+    check_random(&["bipartite"], &[1, 2], 84, 16, 40, 20, 5);
+    check_random(&["bipartite"], &[1], 85, 60, 70, 30, 8);
+    // The general path (label propagation over the cover) computes the same values.
+    check_random(&["bipartite-general"], &[1, 2, 3], 81, 30, 25, 10, 4);
+    check_random(&["bipartite-general"], &[1], 84, 16, 40, 20, 5);
+}
+
+#[test]
+fn bipartite_hands_over_to_the_general_path_at_an_id_of_2_63_or_more() {
+    // `bipartite` numbers the double cover 2v + side, which ids below 2^63 fit: the forest runs
+    // until an epoch names a larger id, then hands the graph over to the general path (label
+    // propagation over the cover). The values stay the oracle's at every epoch, and the change
+    // log is the general path's byte for byte.
+    let seed = 86;
+    let low = |v: Node| v & !(1 << 63);
+    let stream = random_stream(seed, 40, 50, 40, 4);
+    let mut updates: Vec<Update> =
+        stream.epochs.iter().flatten().map(|u| Update { src: low(u.src), dst: low(u.dst), ..*u }).collect();
+    assert!(updates.len() >= 70, "seed {seed}: {} updates", updates.len());
+    let big: Node = 1 << 63;
+    let hub = low(stream.initial[0].0);
+    // Epoch 11 (epochs 1.. of 4 updates each) joins 2^63 to the graph; later ones add a triangle through
+    // it, a self-loop at u64::MAX, and take the first edge away again.
+    updates.insert(40, Update::insert(hub, big));
+    updates.insert(48, Update::insert(big, u64::MAX));
+    updates.insert(52, Update::insert(u64::MAX, hub));
+    updates.insert(56, Update::insert(u64::MAX, u64::MAX));
+    updates.insert(64, Update::delete(hub, big));
+    let stream = RandomStream {
+        vertices: stream.vertices.iter().map(|&v| low(v)).collect(),
+        initial: stream.initial.iter().map(|&(s, d)| (low(s), low(d))).collect(),
+        epochs: vec![updates],
+    };
+    let batch = 4;
+    let stream = rebatch(&stream, batch);
+    for workers in [1, 2] {
+        let what = format!("seed {seed}, the hand-over at epoch 11");
+        check_stream("bipartite", &stream, batch, workers, &what);
+        let fast = run_stream("bipartite", &stream, batch, workers);
+        let general = run_stream("bipartite-general", &stream, batch, workers);
+        assert_eq!(fast, general, "{what}: workers={workers}: the change logs differ");
+    }
 }
 
 /// A hand-written stream, checked at every epoch for every algorithm with 1 and 2 workers;

@@ -419,6 +419,7 @@ pub fn by_name(name: &str, params: &Params) -> Result<Box<dyn Algorithm>, Algori
         "kcore" => Ok(Box::new(kcore::KCore)),
         "kcore-iterate" => Ok(Box::new(kcore::KCoreIterate)),
         "bipartite" => Ok(Box::new(bipartite::Bipartite)),
+        "bipartite-general" => Ok(Box::new(bipartite::BipartiteGeneral)),
         "spanner" => match params.k {
             Some(k) if k >= 1 => Ok(Box::new(spanner::Spanner { k })),
             k => Err(AlgorithmError::NeedsK(k)),

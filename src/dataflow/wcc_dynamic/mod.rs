@@ -382,6 +382,28 @@ impl DynamicForest {
         self.pairs.len()
     }
 
+    /// The present graph, as the records that would build it, each with its multiplicity:
+    /// every link once as `(a, b, 0)` with `a < b`, every self-loop as `(v, v, 0)`, every
+    /// vertex-file vertex as `(v, v, 1)` (ids, not vertex indices; in no particular order).
+    pub fn for_each_present(&self, record: &mut impl FnMut((Node, Node, u8), Diff)) {
+        let id = |v: u32| self.store.vertices[v as usize].id;
+        for l in 0..self.store.links.len() as u32 {
+            let copies = self.store.copies(l);
+            if copies > 0 {
+                let [a, b] = self.store.links[l as usize].ends.map(id);
+                record((a.min(b), a.max(b), 0), copies as Diff);
+            }
+        }
+        for (&v, extra) in &self.store.extras {
+            if extra.loops > 0 {
+                record((id(v), id(v), 0), extra.loops as Diff);
+            }
+            if extra.fixed != 0 {
+                record((id(v), id(v), 1), extra.fixed as Diff);
+            }
+        }
+    }
+
     /// Applies one time's changes: vertex-file changes `(vertex, diff)` and edge copy changes
     /// `(src, dst, diff)` (any order, not necessarily consolidated), insertions before deletions;
     /// appends the time's net label changes `((vertex, label), ±1)` to `out`.
