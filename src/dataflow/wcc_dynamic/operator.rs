@@ -135,6 +135,9 @@ fn forest_operator<'a>(
             let mut forest = forest;
             let mut stash: TimeBatches<TimeBatch> = TimeBatches::new();
             let mut complete = std::collections::VecDeque::new();
+            // The census last recorded: a time that leaves it as it was records nothing (the
+            // census keeps the last figure), which spares most event times of a window a lock.
+            let mut census_recorded = None;
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
                     for ((a, b, kind), t, diff) in data.drain(..) {
@@ -184,8 +187,10 @@ fn forest_operator<'a>(
                     drop(batch);
                     if let Some(counts) = &counts {
                         counts.record_fallbacks(t, forest.fallbacks() - before);
-                        if !forest.changes.summary {
-                            counts.record_census(t, forest.store.present as u64, forest.links() as u64);
+                        let census = (forest.store.present as u64, forest.links() as u64);
+                        if !forest.changes.summary && census_recorded != Some(census) {
+                            counts.record_census(t, census.0, census.1);
+                            census_recorded = Some(census);
                         }
                     }
                 }
