@@ -20,7 +20,7 @@
 //! worker order, so the positions order the copies as the stream did.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use differential_dataflow::input::InputSession;
 use timely::dataflow::ProbeHandle;
@@ -210,11 +210,26 @@ pub fn wait(worker: &mut Worker, probe: &ProbeHandle<Time>, until: Time) {
 /// frontier (the last window's retractions are never needed).
 #[derive(Default)]
 struct Expiries {
-    /// `(time the copy leaves, edge)`, earliest first.
+    /// `(time the copy leaves, edge)` in the order they came, which is by leaving time: copies
+    /// are fed in the order they enter, and all live as long (a window's span). A pop is then
+    /// O(1) and touches one line, where a heap of a million copies took about twenty levels
+    /// of mostly missed cache lines.
+    queue: VecDeque<(Time, Edge)>,
+    /// The others (a late copy entering at the current time with its own expiry, a copy that
+    /// came after a later-leaving one), earliest first.
     due: BinaryHeap<Reverse<(Time, Edge)>>,
 }
 
 impl Expiries {
+    /// Schedules the retraction of `edge` at `leave`.
+    fn push(&mut self, leave: Time, edge: Edge) {
+        if self.queue.back().is_none_or(|&(last, _)| last <= leave) {
+            self.queue.push_back((leave, edge));
+        } else {
+            self.due.push(Reverse((leave, edge)));
+        }
+    }
+
     /// Feeds one accepted insertion with event time `time`. A late one (`--late apply`) enters
     /// at the input's current time instead, keeping its expiry; one that has expired already is
     /// not fed at all.
@@ -222,7 +237,7 @@ impl Expiries {
         let Some((enter, leave)) = spec.lifetime_from(time, *edges_in.epoch()) else { return };
         edges_in.update_at(edge, enter, 1);
         if let Some(leave) = leave {
-            self.due.push(Reverse((leave, edge)));
+            self.push(leave, edge);
         }
     }
 
@@ -251,7 +266,7 @@ impl Expiries {
             } else if leave.is_none_or(|leave| leave >= frontier) {
                 edges_in.update(edge, 1);
                 if let Some(leave) = leave {
-                    self.due.push(Reverse((leave, edge)));
+                    self.push(leave, edge);
                 }
             }
         }
@@ -298,6 +313,15 @@ impl Expiries {
 
     /// Advances the input to `frontier`, first handing over every retraction before it.
     fn advance(&mut self, edges_in: &mut InputSession<Time, Edge, Diff>, frontier: Time) {
+        // (In any order: every retraction before `frontier` is handed over before the input
+        // advances to it.)
+        while let Some(&(leave, edge)) = self.queue.front() {
+            if leave >= frontier {
+                break;
+            }
+            self.queue.pop_front();
+            edges_in.update_at(edge, leave, -1);
+        }
         while let Some(&Reverse((leave, edge))) = self.due.peek() {
             if leave >= frontier {
                 break;
