@@ -6,9 +6,9 @@
 //! the resulting output changes to `delta`; the nonzero net changes are emitted at that time.
 //! The result is therefore the same on any number of workers and processes.
 //!
-//! Cost: the exchange of every inserted copy to one worker and an `O(n log n)` sort of each
-//! time's `n` copies, plus whatever `step` does; no differential arrangement is built (the
-//! copies are dropped once processed), the state is `step`'s.
+//! Cost: every inserted copy moved to worker 0 (whole containers, [`super::gather`]) and an
+//! `O(n log n)` sort of each time's `n` copies, plus whatever `step` does; no differential
+//! arrangement is built (the copies are dropped once processed), the state is `step`'s.
 //!
 //! [`GraphInput::arrivals`]: super::GraphInput::arrivals
 //! [`Position`]: super::Position
@@ -17,9 +17,9 @@ use std::collections::HashMap;
 
 use differential_dataflow::AsCollection;
 use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
 
+use super::gather::to_first_worker;
 use super::time_stash::TimeStash;
 use super::{ArrivalCollection, Position, ResultCollection};
 use crate::types::{Diff, Edge, Node, Time};
@@ -32,12 +32,11 @@ pub fn in_order<'a, F>(arrivals: ArrivalCollection<'a>, name: &str, mut step: F)
 where
     F: FnMut(Edge, &mut Delta) + 'static,
 {
-    type Arrival = ((Position, Edge), Time, Diff);
     let name_owned = name.to_string();
     arrivals
         .inner
         .unary_frontier::<CapacityContainerBuilder<Vec<((Node, u64), Time, Diff)>>, _, _, _>(
-            Exchange::new(|_x: &Arrival| 0u64),
+            to_first_worker(),
             name,
             move |_capability, _info| {
                 let mut stash: TimeStash<(Position, Edge, Diff)> = TimeStash::new();

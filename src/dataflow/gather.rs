@@ -98,6 +98,10 @@ impl<T> Distributor<Vec<T>> for ToFirstWorker<T> {
         }
         if 2 * container.len() >= container.capacity() {
             Message::push_at(container, stamp.clone(), &mut pushers[0]);
+            // A pusher that serializes (to another process) may hand the records back: they
+            // are sent, and must not go again with a later message (a stream with several
+            // consumers hands the same buffer on).
+            container.clear();
             return;
         }
         let size = default_capacity::<T>();

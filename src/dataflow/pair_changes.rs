@@ -42,9 +42,9 @@ use std::collections::HashMap;
 
 use differential_dataflow::AsCollection;
 use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::operator::Operator;
 
+use super::gather::to_first_worker;
 use super::time_stash::TimeStash;
 use super::{NodeCollection, PairCollection};
 use crate::types::{Diff, Node, Time};
@@ -57,11 +57,10 @@ pub fn at_one_worker<'a, F>(pairs: PairCollection<'a>, name: &str, mut step: F) 
 where
     F: FnMut(PairChanges, &mut HashMap<Node, Diff>) + 'static,
 {
-    type Change = ((Node, Node), Time, Diff);
     pairs
         .inner
         .unary_frontier::<CapacityContainerBuilder<Vec<(Node, Time, Diff)>>, _, _, _>(
-            Exchange::new(|_x: &Change| 0u64),
+            to_first_worker(),
             name,
             |_capability, _info| {
                 let mut stash: TimeStash<((Node, Node), Diff)> = TimeStash::new();

@@ -37,6 +37,7 @@ use timely::dataflow::operators::vec::Map;
 use timely::dataflow::operators::{Concat, Probe};
 use timely::dataflow::{ProbeHandle, StreamVec};
 
+use crate::dataflow::gather::to_first_worker;
 use crate::dataflow::time_stash::TimeStash;
 use crate::dataflow::{AlgorithmCounts, GraphInput, ResultCollection};
 use crate::types::Node;
@@ -105,7 +106,7 @@ impl Census {
         };
         let sink = buffer.clone();
         all.unary_frontier::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
-            Exchange::new(|_x: &(u8, Time, Diff)| 0u64),
+            to_first_worker(),
             "Census",
             move |_capability, _info| {
                 move |(input, _frontier), _output| {
