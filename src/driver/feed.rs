@@ -212,8 +212,8 @@ pub fn wait(worker: &mut Worker, probe: &ProbeHandle<Time>, until: Time) {
 struct Expiries {
     /// `(time the copy leaves, edge)` in the order they came, which is by leaving time: copies
     /// are fed in the order they enter, and all live as long (a window's span). A pop is then
-    /// O(1) and touches one line, where a heap of a million copies took about twenty levels
-    /// of mostly missed cache lines.
+    /// O(1) and touches one line; in a heap of a million copies it passes about twenty levels,
+    /// most of them cache misses.
     queue: VecDeque<(Time, Edge)>,
     /// The others (a late copy entering at the current time with its own expiry, a copy that
     /// came after a later-leaving one), earliest first.

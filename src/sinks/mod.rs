@@ -69,8 +69,8 @@ pub struct Change {
 
 /// Consolidates changes: sorts them by `(key, value)`, sums the diffs of equal records and drops
 /// those that cancel. (One unstable sort by a 128-bit key, whose comparison has no branch
-/// between key and value: about half the time of a stable sort of the records, which was a
-/// tenth of an insert-only WCC epoch at the writer.)
+/// between key and value: about half the time of a stable sort of the records, on the writer's
+/// path of every epoch.)
 pub fn consolidate(changes: &mut Vec<((Node, u64), Diff)>) {
     changes.sort_unstable_by_key(|&((key, value), _)| ((key as u128) << 64) | value as u128);
     let mut w = 0;
