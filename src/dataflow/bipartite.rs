@@ -25,7 +25,8 @@
 //! (at worker 0, once a time is complete) keeps the two labels of every vertex and turns the
 //! time's label changes into value changes: equal labels mean an odd cycle (2), different
 //! labels mean colour = the parity of `(v, 0)`'s label. A vertex-file vertex or a self-loop
-//! keeps both `(v, 0)` and `(v, 1)` present (a self-loop joins nothing).
+//! keeps both `(v, 0)` and `(v, 1)` present (a self-loop joins nothing). The forest's fallback
+//! rebuilds are counted with WCC's (`wcc_fallbacks` in `--stats`).
 //!
 //! Ids of 2^63 or more have no cover id. From the first time that names one, the forest hands
 //! the present graph over to the general path ([`bipartite_general`], which takes any id: the
