@@ -424,6 +424,32 @@ fn bench_window_systems_agree() {
     assert!(!files.path("profiles").join("recompute.json").exists());
 }
 
+/// `ripples bench --repeat 3`: every system runs three times in rounds and reports the run with
+/// the median updates/s, every run's figure in the JSON and the range in the table.
+#[test]
+fn bench_repeat_reports_the_median_run() {
+    let files = Files::new();
+    let json = files.path("bench.json");
+    let args = ["bench", "wcc-churn", "--scale", "8", "--batch", "50", "--epochs", "4", "--repeat", "3"];
+    let out = ripples(&[&args[..], &["--systems", "ripples,recompute", "--json", s(&json)]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("run 3 of 3").count(), 2, "{stderr}");
+    let figures: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for f in &figures {
+        let mut runs: Vec<f64> = f["runs"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert_eq!(runs.len(), 3, "{f}");
+        runs.sort_by(f64::total_cmp);
+        assert_eq!(f["updates_per_sec"].as_f64(), Some(runs[1]), "{f}");
+        assert_eq!(f["agrees"], serde_json::Value::Bool(true), "{f}");
+    }
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(table.matches("median of 3 runs").count(), 2, "{table}");
+    let zero = ripples(&[&args[..8], &["--repeat", "0"]].concat());
+    let stderr = String::from_utf8_lossy(&zero.stderr);
+    assert!(zero.status.code() == Some(2) && stderr.contains("--repeat"), "{stderr}");
+}
+
 /// `ripples bench wcc-churn --shards`: one table row per number of shares and phase, the JSON
 /// with K per-share figures per run; no shares and other algorithms are usage errors.
 #[test]

@@ -59,7 +59,7 @@ pub mod timing;
 pub use child::{child_main, run_system};
 pub use error::BenchError;
 pub use result::{Latency, Measured, SystemResult};
-pub use run::{run_bench, BenchOptions};
+pub use run::{median_run, run_bench, BenchOptions};
 pub use scenario::{Scenario, Stream, SCENARIOS};
 pub use system::{Outcome, System};
 pub use table::table;

@@ -104,6 +104,11 @@ pub struct SystemResult {
     /// the run, as its run summary counts them; `None` where the system did not run that path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wcc_fallbacks: Option<u64>,
+    /// `ripples bench --repeat N`: the updates/s of every run of the system, in the order they
+    /// ran (the other figures are those of the run with the median updates/s); `None` for a
+    /// single run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<Vec<f64>>,
     /// The code and machine it was measured on, and when (set by `ripples bench`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<super::env::Environment>,

@@ -35,6 +35,10 @@ pub fn table(results: &[SystemResult]) -> String {
         if r.partial {
             notes.push(format!("partial: {} updates in the time limit", r.updates));
         }
+        if let Some(runs) = &r.runs {
+            let (low, high) = runs.iter().fold((f64::INFINITY, 0f64), |(l, h), &x| (l.min(x), h.max(x)));
+            notes.push(format!("median of {} runs ({:.0} to {:.0} updates/s)", runs.len(), low, high));
+        }
         match r.agrees {
             Some(true) => notes.push("result agrees".to_string()),
             Some(false) => notes.push("RESULT DIFFERS".to_string()),

@@ -47,6 +47,12 @@ pub struct BenchArgs {
     /// processed, marked partial.
     #[arg(long, default_value_t = 120.0)]
     pub time_limit: f64,
+    /// Run each system N times, in rounds (every system once per round, so that a slow moment of
+    /// the machine falls on all of them alike), and report each system's run with the median
+    /// updates/s; the notes give the range, the JSON every run's updates/s (`runs`). A system
+    /// that reaches the time limit in the first round runs once.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
     /// Write the figures as JSON (an array, one object per system).
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -128,7 +134,12 @@ pub fn bench(args: BenchArgs) -> Result<(), RunError> {
     if let Some(dir) = &args.profile {
         std::fs::create_dir_all(dir).map_err(|e| RunError::Other(format!("cannot create {}: {}", dir.display(), e)))?;
     }
-    let options = BenchOptions { scenario: scenario.clone(), systems, profile: args.profile.clone() };
+    let options = BenchOptions {
+        scenario: scenario.clone(),
+        systems,
+        profile: args.profile.clone(),
+        repeat: args.repeat as usize,
+    };
     let (results, agree) = bench::run_bench(&options).map_err(run_error)?;
     println!(
         "scenario {}: R-MAT scale {}, batch {}{}, {} worker(s), seed {}",
