@@ -156,12 +156,12 @@ struct Cover {
     forest: DynamicForest,
     /// `[label of (v, 0), label of (v, 1)]` per present vertex.
     labels: FxHashMap<Node, Labels>,
-    /// A time's cover records, label changes and touched vertices (buffers kept across times).
+    /// A time's cover records, label changes and the labels before it of the vertices it
+    /// touched (buffers kept across times).
     edges: Vec<(Node, Node, Diff)>,
     fixed: Vec<(Node, Diff)>,
     changes: Vec<((Node, u64), Diff)>,
     before: FxHashMap<Node, Labels>,
-    touched: Vec<Node>,
 }
 
 /// A vertex's two cover labels (`NONE`: absent).
@@ -186,7 +186,6 @@ impl Cover {
             fixed: Vec::new(),
             changes: Vec::new(),
             before: FxHashMap::default(),
-            touched: Vec::new(),
         }
     }
 
@@ -214,15 +213,10 @@ impl Cover {
         // The forest's net changes per side: the old label's retraction and the new one's
         // insertion, in either order.
         self.before.clear();
-        self.touched.clear();
         for &((code, label), diff) in &self.changes {
             let v = code >> 1;
             let entry = self.labels.entry(v).or_insert([NONE, NONE]);
-            let touched = &mut self.touched;
-            self.before.entry(v).or_insert_with(|| {
-                touched.push(v);
-                *entry
-            });
+            self.before.entry(v).or_insert(*entry);
             let side = &mut entry[(code & 1) as usize];
             if diff > 0 {
                 *side = label;
@@ -230,12 +224,12 @@ impl Cover {
                 *side = NONE;
             }
         }
-        for &v in &self.touched {
+        for (&v, &before) in &self.before {
             let now = self.labels.get(&v).copied().unwrap_or([NONE, NONE]);
             if now == [NONE, NONE] {
                 self.labels.remove(&v);
             }
-            let (old, new) = (value(self.before[&v]), value(now));
+            let (old, new) = (value(before), value(now));
             if old != new {
                 if let Some(old) = old {
                     emit(v, old, -1);
@@ -306,12 +300,11 @@ fn cover_forest<'a>(
                 }
             });
             // Complete times, in order.
-            while let Some((&t, _)) = pending.first_key_value() {
-                if frontiers[0].less_equal(&t) {
+            while let Some(c) = cover.as_mut() {
+                let Some(entry) = pending.first_entry().filter(|e| !frontiers[0].less_equal(e.key())) else {
                     break;
-                }
-                let Some(p) = pending.remove(&t) else { break };
-                let Some(c) = cover.as_mut() else { break };
+                };
+                let (t, p) = (*entry.key(), entry.remove());
                 if !p.large {
                     let before = c.forest.fallbacks();
                     let mut session = values_h.session(&p.caps[0]);
