@@ -54,7 +54,7 @@ struct Entry {
 const SHRINK: &[(&str, &str)] = &[
     ("bench wcc-churn", "bench wcc-churn --scale 9 --epochs 3"),
     ("bench wcc-insert", "bench wcc-insert --scale 9 --epochs 3 --batch 1000"),
-    ("bench wcc-window", "bench wcc-window --scale 9 --epochs 3 --window 4000"),
+    ("bench wcc-window", "bench wcc-window --scale 8 --epochs 3 --window 2000 --batch 500"),
     ("bench triangles-churn", "bench triangles-churn --scale 9 --epochs 3"),
     ("bench bipartite-churn", "bench bipartite-churn --scale 9 --epochs 3"),
     ("bench kcore-churn", "bench kcore-churn --scale 9 --epochs 3"),
@@ -236,8 +236,8 @@ fn entries() -> Vec<Entry> {
             how: run(Script {
                 subs: &[
                     ("--scale 20", "--scale 10"),
-                    ("--count 1500000", "--count 15000"),
-                    ("--window 1000000", "--window 10000"),
+                    ("--count 1500000", "--count 5000"),
+                    ("--window 1000000", "--window 3000"),
                 ],
                 files: &["w.json"],
                 ..Default::default()
