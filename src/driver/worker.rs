@@ -16,7 +16,6 @@
 //!    every worker checks the error collections (`Failures`) and all stop at the same epoch;
 //! 7. close the input, gather every process's peak memory, and report.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -353,23 +352,26 @@ impl Failures {
     fn check(&mut self, until: Time, epoch: Option<Time>) -> Result<(), RunError> {
         let mut first: Option<(Time, String, String)> = None;
         for (name, buffer, present) in &mut self.watched {
-            let times: Vec<Time> = buffer.borrow().range(..until).map(|(t, _)| *t).collect();
-            for t in times {
-                for (message, diff) in buffer.borrow_mut().remove(&t).unwrap_or_default().into_changes() {
+            // Stops at the first time with an error present (the run ends there).
+            let _ = buffer.borrow_mut().drain_below(until, |t, changes| {
+                for (message, diff) in changes {
                     let count = present.entry(message.clone()).or_insert(0);
                     *count += diff;
                     if *count == 0 {
                         present.remove(&message);
                     }
                 }
-                if let Some((message, _)) = present.iter().find(|(_, c)| **c > 0) {
-                    let at = epoch.unwrap_or(t);
-                    if first.as_ref().is_none_or(|(e, _, _)| at < *e) {
-                        first = Some((at, name.clone(), message.clone()));
+                match present.iter().find(|(_, c)| **c > 0) {
+                    Some((message, _)) => {
+                        let at = epoch.unwrap_or(t);
+                        if first.as_ref().is_none_or(|(e, _, _)| at < *e) {
+                            first = Some((at, name.clone(), message.clone()));
+                        }
+                        Err(())
                     }
-                    break;
+                    None => Ok(()),
                 }
-            }
+            });
         }
         match first {
             Some((epoch, algorithm, message)) => Err(RunError::Dataflow { algorithm, epoch, message }),
@@ -380,7 +382,7 @@ impl Failures {
 
 /// The sink operator: sends every change of `collection` to worker 0 (or, `broadcast`, to every
 /// worker), which buffers it by time; the probe is at its input. Containers travel and are kept
-/// whole ([`to_first_worker`], [`Received`](super::writer::Received)): nothing is copied record
+/// whole ([`to_first_worker`], [`Pending`](super::writer::Pending)): nothing is copied record
 /// by record within the epoch's latency.
 fn sink<D: differential_dataflow::ExchangeData>(
     collection: differential_dataflow::VecCollection<'_, Time, D, Diff>,
@@ -402,33 +404,7 @@ fn sink<D: differential_dataflow::ExchangeData>(
                 "ResultSink",
                 move |_capability, _info| {
                     move |(input, _frontier), _output| {
-                        input.for_each(|_time, data| {
-                            let mut buffer = buffer.borrow_mut();
-                            // A container usually holds one time: kept as it is.
-                            match data.first().map(|r| r.1) {
-                                Some(first) if data.iter().all(|r| r.1 == first) => {
-                                    let mut container = std::mem::take(data);
-                                    // A mostly empty container (one time's few changes, say,
-                                    // among a million event times) keeps only what it holds.
-                                    if container.capacity() > 2 * container.len() {
-                                        container.shrink_to_fit();
-                                    }
-                                    buffer.entry(first).or_default().push(container);
-                                }
-                                _ => {
-                                    // Several times: one container per run of the same time.
-                                    let mut records = data.drain(..).peekable();
-                                    while let Some(record) = records.next() {
-                                        let time = record.1;
-                                        let mut run = vec![record];
-                                        while let Some(record) = records.next_if(|r| r.1 == time) {
-                                            run.push(record);
-                                        }
-                                        buffer.entry(time).or_default().push(run);
-                                    }
-                                }
-                            }
-                        });
+                        input.for_each(|_time, data| buffer.borrow_mut().push(data));
                     }
                 },
             )
@@ -489,19 +465,19 @@ fn build_dataflow(
                     if count_graph && name == "triangles" {
                         triangles = Some(result.clone());
                     }
-                    let buffer: SinkBuffer = Rc::new(RefCell::new(BTreeMap::new()));
+                    let buffer: SinkBuffer = Rc::default();
                     sink(result, buffer.clone(), &probe, false);
                     buffers.vertex.push(buffer);
                     plan.vertex = Some(format);
                 }
                 for output in rows {
-                    let buffer: RowBuffer = Rc::new(RefCell::new(BTreeMap::new()));
+                    let buffer: RowBuffer = Rc::default();
                     sink(output.rows, buffer.clone(), &probe, false);
                     buffers.rows.push(buffer);
                     plan.rows.push((output.name, output.format, output.columns));
                 }
                 if let Some(errors) = errors {
-                    let buffer: Buffer<String> = Rc::new(RefCell::new(BTreeMap::new()));
+                    let buffer: Buffer<String> = Rc::default();
                     sink(errors, buffer.clone(), &probe, true);
                     failures.watched.push((name, buffer, BTreeMap::new()));
                 }

@@ -27,40 +27,93 @@ use crate::types::stats::{EpochStats, LatencySummary};
 use crate::types::{Diff, Node, Time};
 
 /// Output changes by time, filled by a sink operator, drained by the writer.
-pub type Buffer<R> = Rc<RefCell<BTreeMap<Time, Received<R>>>>;
+pub type Buffer<R> = Rc<RefCell<Pending<R>>>;
 
-/// One time's changes as the sink operator received them: the dataflow's containers of
-/// `(record, time, diff)`, kept whole (a 1.3 M-change epoch is then not copied record by record
-/// within its latency), flattened when the writer takes them.
-pub struct Received<R>(Vec<Vec<(R, Time, Diff)>>);
+/// A container of at least this many records, all of one time, is kept whole in a
+/// [`Pending`] buffer.
+const WHOLE: usize = 256;
 
-impl<R> Default for Received<R> {
+/// The changes a sink operator has received and the writer not yet taken. A container of one
+/// time with at least [`WHOLE`] records is kept as it came (a 1.3 M-change epoch is then not
+/// copied record by record within its latency); the records of the others go to one list, in
+/// the order received. A windowed run's epochs hold a thousand event times with a few changes
+/// each: kept per time (a map entry, a list and a container each), a window's first fill of a
+/// million event times held ~100 MiB of small blocks until its epoch was written.
+pub struct Pending<R> {
+    whole: BTreeMap<Time, Vec<Vec<(R, Time, Diff)>>>,
+    loose: Vec<(R, Time, Diff)>,
+}
+
+impl<R> Default for Pending<R> {
     fn default() -> Self {
-        Received(Vec::new())
+        Pending { whole: BTreeMap::new(), loose: Vec::new() }
     }
 }
 
-impl<R> Received<R> {
-    /// Adds a container whose records all have this time.
-    pub fn push(&mut self, container: Vec<(R, Time, Diff)>) {
-        self.0.push(container);
-    }
-
-    /// The changes, in the order received.
-    pub fn into_changes(self) -> Vec<(R, Diff)> {
-        let mut changes = Vec::new();
-        self.append_to(&mut changes);
-        changes
-    }
-
-    /// Appends the changes, in the order received, to `changes`.
-    pub fn append_to(self, changes: &mut Vec<(R, Diff)>) {
-        changes.reserve(self.0.iter().map(Vec::len).sum());
-        for container in self.0 {
-            changes.extend(container.into_iter().map(|(r, _, d)| (r, d)));
+impl<R> Pending<R> {
+    /// Adds a container of changes (of any times); empties it.
+    pub fn push(&mut self, container: &mut Vec<(R, Time, Diff)>) {
+        match container.first().map(|r| r.1) {
+            None => {}
+            Some(t) if container.len() >= WHOLE && container.iter().all(|r| r.1 == t) => {
+                let mut kept = std::mem::take(container);
+                if kept.capacity() > 2 * kept.len() {
+                    kept.shrink_to_fit();
+                }
+                self.whole.entry(t).or_default().push(kept);
+            }
+            Some(_) => self.loose.append(container),
         }
     }
+
+    /// Takes out the changes of every time below `frontier` and hands them to `f` a time at a
+    /// time, in time order (a time's changes in no particular order: the sinks consolidate
+    /// them). Stops at `f`'s first error (the changes of the later times below `frontier` are
+    /// then dropped).
+    pub fn drain_below<E>(
+        &mut self,
+        frontier: Time,
+        mut f: impl FnMut(Time, Vec<(R, Diff)>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut loose: Vec<(R, Time, Diff)> = self.loose.extract_if(.., |r| r.1 < frontier).collect();
+        // Stable: a time's records keep the order they came in.
+        loose.sort_by_key(|r| r.1);
+        let later = self.whole.split_off(&frontier);
+        let whole = std::mem::replace(&mut self.whole, later);
+        let (mut whole, mut loose) = (whole.into_iter().peekable(), loose.into_iter().peekable());
+        loop {
+            let time = match (whole.peek().map(|w| w.0), loose.peek().map(|r| r.1)) {
+                (None, None) => return Ok(()),
+                (Some(a), Some(b)) => a.min(b),
+                (Some(t), None) | (None, Some(t)) => t,
+            };
+            let mut changes = Vec::new();
+            if let Some((_, containers)) = whole.next_if(|w| w.0 == time) {
+                changes.reserve(containers.iter().map(Vec::len).sum());
+                for container in containers {
+                    changes.extend(container.into_iter().map(|(r, _, d)| (r, d)));
+                }
+            }
+            while let Some((r, _, d)) = loose.next_if(|r| r.1 == time) {
+                changes.push((r, d));
+            }
+            f(time, changes)?;
+        }
+    }
+
+    /// Takes out the changes of every time up to `epoch`, all together.
+    pub fn take_through(&mut self, epoch: Time) -> Vec<(R, Diff)> {
+        let later = match epoch.checked_add(1) {
+            Some(frontier) => self.whole.split_off(&frontier),
+            None => BTreeMap::new(),
+        };
+        let whole = std::mem::replace(&mut self.whole, later);
+        let mut changes: Vec<(R, Diff)> = whole.into_values().flatten().flatten().map(|(r, _, d)| (r, d)).collect();
+        changes.extend(self.loose.extract_if(.., |r| r.1 <= epoch).map(|(r, _, d)| (r, d)));
+        changes
+    }
 }
+
 /// One algorithm's `(vertex, u64)` output changes by time.
 pub type SinkBuffer = Buffer<(Node, u64)>;
 /// One typed output's rendered rows by time.
@@ -76,28 +129,6 @@ pub struct OutputPlan {
     pub vertex: Option<ValueFormat>,
     /// Its row outputs: name, format, and the SQL types of key and value.
     pub rows: Vec<(String, RowFormat, (ColumnType, ColumnType))>,
-}
-
-/// Takes the changes of every time `<= epoch` out of `buffer`.
-fn take_through<R>(buffer: &Buffer<R>, epoch: Time) -> Vec<(R, Diff)> {
-    let mut buffer = buffer.borrow_mut();
-    let done: Vec<Time> = buffer.range(..=epoch).map(|(t, _)| *t).collect();
-    let mut changes = Vec::new();
-    for t in done {
-        if let Some(c) = buffer.remove(&t) {
-            c.append_to(&mut changes);
-        }
-    }
-    changes
-}
-
-/// Takes the first time below `frontier` and its changes out of `buffer`.
-fn take_first_below<R>(buffer: &Buffer<R>, frontier: Time) -> Option<(Time, Vec<(R, Diff)>)> {
-    let mut buffer = buffer.borrow_mut();
-    match buffer.first_key_value() {
-        Some((&t, _)) if t < frontier => buffer.remove(&t).map(|c| (t, c.into_changes())),
-        _ => None,
-    }
 }
 
 /// One typed output's sink and its name (`<dataflow>.<output>`).
@@ -119,12 +150,11 @@ impl RowOutput {
     ) -> Result<u64, RunError> {
         let mut n = 0;
         match frontier {
-            None => n += self.sink.epoch_with(epoch, take_through(buffer, epoch), write, observed)?,
-            Some(frontier) => {
-                while let Some((t, changes)) = take_first_below(buffer, frontier) {
-                    n += self.sink.epoch_with(t, changes, write, observed.as_deref_mut())?;
-                }
-            }
+            None => n += self.sink.epoch_with(epoch, buffer.borrow_mut().take_through(epoch), write, observed)?,
+            Some(frontier) => buffer.borrow_mut().drain_below(frontier, |t, changes| {
+                n += self.sink.epoch_with(t, changes, write, observed.as_deref_mut())?;
+                Ok::<(), std::io::Error>(())
+            })?,
         }
         self.lines += n;
         Ok(n)
@@ -197,10 +227,11 @@ fn write_times_below(
     mut observed: Option<&mut Vec<Change>>,
 ) -> Result<u64, RunError> {
     let mut lines = 0;
-    loop {
-        let Some((time, changes)) = take_first_below(buffer, frontier) else { return Ok(lines) };
+    buffer.borrow_mut().drain_below(frontier, |time, changes| {
         lines += sink.epoch_with(time, changes, write, observed.as_deref_mut())?;
-    }
+        Ok::<(), std::io::Error>(())
+    })?;
+    Ok(lines)
 }
 
 impl Writer {
@@ -443,7 +474,7 @@ impl Writer {
         for (i, (sink, buffer)) in self.sinks.iter_mut().zip(buffers).enumerate() {
             let observed = self.observed.as_mut().map(|o| &mut o[i]);
             let n = match event {
-                None => sink.epoch_with(epoch, take_through(buffer, epoch), !quiet, observed)?,
+                None => sink.epoch_with(epoch, buffer.borrow_mut().take_through(epoch), !quiet, observed)?,
                 Some(event) => write_times_below(sink, buffer, event.frontier, !quiet, observed)?,
             };
             self.sink_changes[i] += n;
@@ -562,5 +593,84 @@ impl Writer {
             self.observers.finish(&summary).map_err(RunError::Observer)?;
         }
         Ok(RunReport { summary, epochs: self.epoch_stats, changes, final_state, algorithms: reports, outputs })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// Random containers (large ones of one time, small ones of mixed times) drained at rising
+    /// frontiers: each time comes once, in order, with exactly its changes, against a plain
+    /// list of what was pushed.
+    #[test]
+    fn pending_changes_come_out_by_time_as_received() {
+        for seed in 0..20u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut pending: Pending<u64> = Pending::default();
+            let mut pushed: Vec<(u64, Time, Diff)> = Vec::new();
+            let mut next = 0u64;
+            let mut frontier = 0;
+            for _ in 0..30 {
+                for _ in 0..rng.gen_range(0..6) {
+                    let mut container: Vec<(u64, Time, Diff)> = if rng.gen_bool(0.3) {
+                        let t = frontier + rng.gen_range(0..20);
+                        (0..rng.gen_range(WHOLE..WHOLE + 50)).map(|_| (0, t, 1)).collect()
+                    } else {
+                        (0..rng.gen_range(1..20)).map(|_| (0, frontier + rng.gen_range(0..20), -1)).collect()
+                    };
+                    for record in &mut container {
+                        record.0 = next;
+                        next += 1;
+                    }
+                    pushed.extend(container.iter().copied());
+                    pending.push(&mut container);
+                    assert!(container.is_empty(), "seed {seed}: push leaves the container empty");
+                }
+                frontier += rng.gen_range(0..8);
+                let mut got: Vec<(Time, Vec<(u64, Diff)>)> = Vec::new();
+                pending
+                    .drain_below(frontier, |t, changes| {
+                        got.push((t, changes));
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap_or_else(|()| panic!("seed {seed}: no error was returned"));
+                for (_, changes) in &mut got {
+                    changes.sort_unstable();
+                }
+                let mut want: BTreeMap<Time, Vec<(u64, Diff)>> = BTreeMap::new();
+                pushed.retain(|&(r, t, d)| {
+                    if t < frontier {
+                        want.entry(t).or_default().push((r, d));
+                    }
+                    t >= frontier
+                });
+                let want: Vec<(Time, Vec<(u64, Diff)>)> = want.into_iter().collect();
+                assert_eq!(got, want, "seed {seed}: frontier {frontier}");
+            }
+            let rest = pending.take_through(Time::MAX);
+            let mut rest_ids: Vec<u64> = rest.iter().map(|x| x.0).collect();
+            rest_ids.sort_unstable();
+            let want_ids: Vec<u64> = pushed.iter().map(|x| x.0).collect();
+            assert_eq!(rest_ids, want_ids, "seed {seed}: take_through takes the rest");
+        }
+    }
+
+    /// `drain_below` stops at the callback's first error.
+    #[test]
+    fn pending_drain_stops_at_an_error() {
+        let mut pending: Pending<u64> = Pending::default();
+        pending.push(&mut vec![(1, 1, 1), (2, 2, 1), (3, 3, 1)]);
+        let mut seen = Vec::new();
+        let result = pending.drain_below(10, |t, _| {
+            seen.push(t);
+            if t == 2 {
+                Err(t)
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!((result, seen), (Err(2), vec![1, 2]));
     }
 }
