@@ -37,12 +37,15 @@ const WHOLE: usize = 256;
 /// time with at least [`WHOLE`] records is kept as it came (a 1.3 M-change epoch is then not
 /// copied record by record within its latency); the records of the others go to one list, in
 /// the order received. A windowed run's epochs hold a thousand event times with a few changes
-/// each: kept per time (a map entry, a list and a container each), a window's first fill of a
-/// million event times held ~100 MiB of small blocks until its epoch was written.
+/// each; kept per time, each would cost a map entry, a list and a container (~100 bytes), and a
+/// window's first fill (a million event times in one epoch) ~100 MiB until it is written.
 pub struct Pending<R> {
-    whole: BTreeMap<Time, Vec<Vec<(R, Time, Diff)>>>,
+    whole: BTreeMap<Time, Containers<R>>,
     loose: Vec<(R, Time, Diff)>,
 }
+
+/// A time's large containers in a [`Pending`] buffer.
+type Containers<R> = Vec<Vec<(R, Time, Diff)>>;
 
 impl<R> Default for Pending<R> {
     fn default() -> Self {
