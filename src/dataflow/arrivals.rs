@@ -43,9 +43,10 @@ where
                 let mut delta = Delta::new();
                 move |(input, frontier), output| {
                     input.for_each(|cap, data| {
-                        for ((position, edge), t, diff) in data.drain(..) {
-                            stash.stash(&cap, t, (position, edge, diff));
-                        }
+                        stash.stash_all(
+                            &cap,
+                            data.drain(..).map(|((position, edge), t, diff)| (t, (position, edge, diff))),
+                        );
                     });
                     while let Some((t, cap, mut records)) = stash.next_complete(frontier) {
                         records.sort_unstable_by_key(|&(position, edge, _)| (position, edge));

@@ -67,9 +67,7 @@ where
                 let mut delta: HashMap<Node, Diff> = HashMap::new();
                 move |(input, frontier), output| {
                     input.for_each(|cap, data| {
-                        for (pair, t, diff) in data.drain(..) {
-                            stash.stash(&cap, t, (pair, diff));
-                        }
+                        stash.stash_all(&cap, data.drain(..).map(|(pair, t, diff)| (t, (pair, diff))));
                     });
                     while let Some((t, cap, records)) = stash.next_complete(frontier) {
                         let mut changes = PairChanges::new();

@@ -158,9 +158,7 @@ fn spanned_dropped<'a>(
                         }
                     });
                     input.for_each(|cap, data| {
-                        for (arrival, t, diff) in data.drain(..) {
-                            stash.stash(&cap, t, (arrival, diff));
-                        }
+                        stash.stash_all(&cap, data.drain(..).map(|(arrival, t, diff)| (t, (arrival, diff))));
                     });
                     // A time is ready once the kept edges of every earlier time are in.
                     while let Some((t, cap, records)) = stash.next_complete(kept_frontier) {

@@ -162,9 +162,7 @@ fn distinct_counts<'a>(
             let mut counts: FxHashMap<(Node, Node), i64> = FxHashMap::default();
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
-                    for (key, t, diff) in data.drain(..) {
-                        stash.stash(&cap, t, (key, diff));
-                    }
+                    stash.stash_all(&cap, data.drain(..).map(|(key, t, diff)| (t, (key, diff))));
                 });
                 for (cap, records) in stash.ready(frontier) {
                     let mut delta = 0;
