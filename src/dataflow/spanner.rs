@@ -38,28 +38,30 @@
 //!
 //! **Parallel drops.** With more than one worker, every worker also keeps a *snapshot* of the
 //! spanner: the kept edges of each time come back to all workers one time later (a feedback
-//! edge). An epoch's copies wait at the worker that fed them until the snapshot holds the edges
-//! kept in every earlier epoch, and a copy whose endpoints are within `K` hops there is dropped
-//! on the spot: the spanner only grows, so the copy would be dropped at worker 0 too. Only the
-//! rest go to worker 0, which decides them in arrival order as above; the output is the same.
+//! edge). A copy whose endpoints are within `K` hops in its worker's snapshot is dropped on the
+//! spot: the snapshot holds only edges kept before the copy's time (worker 0 keeps an edge of time
+//! `s` only once every copy of time `s` has passed the snapshots), a subgraph of the spanner the
+//! copy meets at worker 0, and the spanner only grows, so worker 0 would drop the copy too. Only
+//! the rest go to worker 0, which decides them in arrival order as above; the output is the same.
 //! Most of a dense stream is dropped (R-MAT 16 in epochs of 10,000: ~89% of an epoch's copies
 //! once the spanner has formed), so the searches run on all workers and worker 0 repeats only
-//! those of the copies that reach it. The price: each worker holds a copy of the spanner, and
-//! an epoch starts its searches only once worker 0 has decided the one before. Epoch 0 (the
-//! initial graph) meets an empty snapshot, so it gains nothing; with one worker there is no
-//! snapshot.
+//! those of the copies that reach it. The snapshot lags the spanner by the epochs in flight and
+//! holds back no epoch (its input is connected to no output time). The price: each worker holds a
+//! copy of the spanner. Epoch 0 (the initial graph) meets an empty snapshot, so it gains nothing;
+//! with one worker there is no snapshot.
 
 use differential_dataflow::AsCollection;
 use rustc_hash::FxHashMap;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
-use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::operators::generic::OutputBuilder;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{ConnectLoop, Feedback};
 use timely::dataflow::StreamVec;
+use timely::progress::Antichain;
 
 use super::arrivals::{self, Delta};
-use super::time_stash::TimeStash;
 use super::{Algorithm, ArrivalCollection, GraphInput, Position, ResultCollection};
 use crate::types::{Diff, Edge, Node, Time};
 
@@ -127,53 +129,48 @@ impl SpannerState {
     }
 }
 
-/// The arriving copies that may be kept: at every worker, each copy of time `t` waits until the
-/// kept edges of every time before `t` are in that worker's snapshot of the spanner, and is
-/// dropped there if its endpoints are within `k` hops in the snapshot (or it is a self-loop).
-/// The spanner only grows and the snapshot holds only edges kept before `t`, a subgraph of the
-/// spanner any copy of `t` meets at worker 0: a copy dropped here would have been dropped there.
-/// The rest go on to worker 0, which decides them in arrival order against the spanner itself.
+/// The arriving copies that may be kept: at every worker, a copy whose endpoints are within `k`
+/// hops in the worker's snapshot of the spanner (the kept edges fed back so far) is dropped, and
+/// so is a self-loop. A kept edge of time `s` reaches the snapshots only after every copy of time
+/// `s` has passed them, so a copy meets a subgraph of the spanner it meets at worker 0, and the
+/// spanner only grows: a copy dropped here would have been dropped there. The rest go on to
+/// worker 0, which decides them in arrival order against the spanner itself.
 fn spanned_dropped<'a>(
     arrivals: ArrivalCollection<'a>,
     kept: StreamVec<'a, Time, ((Node, u64), Time, Diff)>,
     k: u32,
 ) -> ArrivalCollection<'a> {
     type Arrival = ((Position, Edge), Time, Diff);
-    arrivals
-        .inner
-        .binary_frontier::<_, CapacityContainerBuilder<Vec<Arrival>>, _, _, _, _>(
-            kept,
-            Pipeline,
-            Pipeline,
-            "SpannerSnapshot",
-            move |_capability, _info| {
-                let mut snapshot = Adjacency::default();
-                let mut stash: TimeStash<((Position, Edge), Diff)> = TimeStash::new();
-                move |(input, _frontier), (kept, kept_frontier), output| {
-                    kept.for_each(|_cap, data| {
-                        for ((u, v), _, diff) in data.drain(..) {
-                            if diff > 0 {
-                                snapshot.keep(u, v);
-                            }
-                        }
-                    });
-                    input.for_each(|cap, data| {
-                        stash.stash_all(&cap, data.drain(..).map(|(arrival, t, diff)| (t, (arrival, diff))));
-                    });
-                    // A time is ready once the kept edges of every earlier time are in.
-                    while let Some((t, cap, records)) = stash.next_complete(kept_frontier) {
-                        let mut session = output.session(&cap);
-                        for ((position, (u, v, w)), diff) in records {
-                            if diff > 0 && snapshot.spans(u, v, k) {
-                                continue;
-                            }
-                            session.give(((position, (u, v, w)), t, diff));
-                        }
+    let mut builder = OperatorBuilder::new("SpannerSnapshot".to_string(), arrivals.inner.scope());
+    let mut input = builder.new_input(arrivals.inner, Pipeline);
+    // Added before the output: the kept edges hold back no output time, so the feedback
+    // couples no epoch's progress to the one before it.
+    let mut kept = builder.new_input(kept, Pipeline);
+    let (output, candidates) = builder.new_output_connection([(0, Antichain::from_elem(Default::default()))]);
+    let mut output = OutputBuilder::<_, CapacityContainerBuilder<Vec<Arrival>>>::from(output);
+    builder.build(move |_capabilities| {
+        let mut snapshot = Adjacency::default();
+        move |_frontiers| {
+            kept.for_each(|_cap, data| {
+                for ((u, v), _, diff) in data.drain(..) {
+                    if diff > 0 {
+                        snapshot.keep(u, v);
                     }
                 }
-            },
-        )
-        .as_collection()
+            });
+            let mut output = output.activate();
+            input.for_each(|cap, data| {
+                let mut session = output.session(&cap);
+                for ((position, (u, v, w)), t, diff) in data.drain(..) {
+                    if diff > 0 && snapshot.spans(u, v, k) {
+                        continue;
+                    }
+                    session.give(((position, (u, v, w)), t, diff));
+                }
+            });
+        }
+    });
+    candidates.as_collection()
 }
 
 /// The spanner so far: adjacency lists over dense vertex indices, a union-find of its
