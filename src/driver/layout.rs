@@ -116,13 +116,15 @@ impl Layout {
                 zerocopy: false,
             }
         };
-        // In one process an idle worker polls for `IDLE_SPIN` before it parks: waits within an
-        // epoch (a peer's share, the forest at worker 0) are mostly shorter, and waking a parked
-        // thread costs more than the wait. In a cluster it parks almost at once (timely's
-        // default): a polling worker would take the core its process's network threads need to
-        // deliver what it waits for.
+        // In one process with a core per worker, an idle worker polls for `IDLE_SPIN` before it
+        // parks: waits within an epoch (a peer's share, the forest at worker 0) are mostly
+        // shorter, and waking a parked thread costs more than the wait. With more workers than
+        // cores, or in a cluster, it parks almost at once (timely's default): a polling worker
+        // would take the core that the worker it waits for (or its process's network threads)
+        // needs. (3 workers on 2 cores polling: matching-insert's epochs took 10x longer.)
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let worker = match self.processes {
-            1 => timely::WorkerConfig::default().idle_spin(IDLE_SPIN),
+            1 if self.workers <= cores => timely::WorkerConfig::default().idle_spin(IDLE_SPIN),
             _ => timely::WorkerConfig::default(),
         };
         Ok(timely::Config { communication, worker })
