@@ -84,14 +84,17 @@ impl Algorithm for Spanner {
         let k = self.k;
         let arrivals = arrivals::of(&input, "spanner");
         let scope = arrivals.inner.scope();
-        if scope.peers() == 1 {
-            return arrivals::in_order(arrivals, "Spanner", move |edge, delta| spanner.arrive(edge, k, delta));
-        }
-        // The kept edges of time `t`, back at every worker at `t + 1`: the snapshots.
-        let (handle, kept) = scope.feedback::<Vec<((Node, u64), Time, Diff)>>(1);
-        let candidates = spanned_dropped(arrivals, kept, k);
+        // With several workers, the kept edges of time `t` come back to every worker at `t + 1`:
+        // the snapshots (one worker has none).
+        let snapshots = (scope.peers() > 1).then(|| scope.feedback::<Vec<((Node, u64), Time, Diff)>>(1));
+        let candidates = match &snapshots {
+            Some((_, kept)) => spanned_dropped(arrivals, kept.clone(), k),
+            None => arrivals,
+        };
         let result = arrivals::in_order(candidates, "Spanner", move |edge, delta| spanner.arrive(edge, k, delta));
-        result.inner.clone().broadcast().connect_loop(handle);
+        if let Some((handle, _)) = snapshots {
+            result.inner.clone().broadcast().connect_loop(handle);
+        }
         result
     }
     fn arrival_order(&self) -> bool {
