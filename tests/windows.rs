@@ -19,7 +19,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 use std::process::{Child, Output, Stdio};
@@ -385,6 +385,40 @@ fn check_stats(stats: &str, sim: &Sim, what: &str) {
     }
 }
 
+/// Checks the `--stats` census of every epoch: the vertices and edges present at `F_e - 1`
+/// (`F_e`: the epoch's output frontier; none below 0), counted by the oracle from the accepted
+/// updates. A windowed epoch applies many event times; only the last before its frontier counts.
+fn check_census(stats: &str, mode: Mode, base: &[(Node, Node)], sim: &Sim, what: &str) {
+    let per_epoch: Vec<serde_json::Value> = stats
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a stats line"))
+        .filter(|l| l.get("summary").is_none() && l["epoch"] != 0)
+        .collect();
+    assert_eq!(per_epoch.len(), sim.watermarks.len(), "{}: stats lines", what);
+    for (i, line) in per_epoch.iter().enumerate() {
+        let frontier = mode.frontier(sim.watermarks[i]);
+        let (mut vertices, mut edges) = (BTreeSet::new(), BTreeSet::new());
+        if frontier > 0 {
+            let t = frontier - 1;
+            let window = sim
+                .accepted
+                .iter()
+                .enumerate()
+                .filter(|&(k, u)| mode.present(u.time, t) && sim.from.get(k).is_none_or(|&from| t >= from))
+                .map(|(_, u)| (u.src, u.dst));
+            for (a, b) in base.iter().copied().chain(window) {
+                vertices.extend([a, b]);
+                if a != b {
+                    edges.insert((a.min(b), a.max(b)));
+                }
+            }
+        }
+        let got = (line["vertices"].as_u64(), line["edges"].as_u64());
+        let want = (Some(vertices.len() as u64), Some(edges.len() as u64));
+        assert_eq!(got, want, "{}: census of epoch {} (frontier {}): {}", what, i + 1, frontier, line);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Streams and files
 // ---------------------------------------------------------------------------------------------
@@ -539,6 +573,7 @@ fn check_case(files: &Files, case: &Case, base: &[(Node, Node)], graph: Option<&
     let last = check_log(&run.changes, case.mode, base, &sim, &what);
     assert_eq!(run.output, state_text(&last), "{}: --output is not the result at F_final - 1", what);
     check_stats(&run.stats, &sim, &what);
+    check_census(&run.stats, case.mode, base, &sim, &what);
     run
 }
 
@@ -699,6 +734,7 @@ fn in_order_change_log_does_not_depend_on_batch() {
             let last = check_log(&run.changes, mode, &[], &sim, &what);
             assert_eq!(run.output, state_text(&last), "{}: --output", what);
             check_stats(&run.stats, &sim, &what);
+            check_census(&run.stats, mode, &[], &sim, &what);
             logs.push((batch, run.changes, run.output));
         }
         for (batch, changes, output) in &logs[1..] {

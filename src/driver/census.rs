@@ -123,6 +123,15 @@ impl Census {
         Census { buffer, totals: [0; 3], triangles: has_triangles, reported }
     }
 
+    /// Declares that [`Census::below`] will be called with `frontier` (the writer declares each
+    /// epoch's before the epoch is fed), so that an algorithm's own census keeps only the last
+    /// record before each such frontier ([`AlgorithmCounts::expect_census_below`]).
+    pub fn expect(&self, frontier: Time) {
+        if let Some(counts) = &self.reported {
+            counts.expect_census_below(frontier);
+        }
+    }
+
     /// The counts once every time below `frontier` is applied (the writer calls it as each
     /// epoch completes).
     pub fn below(&mut self, frontier: Time) -> GraphCounts {

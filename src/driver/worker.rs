@@ -430,6 +430,10 @@ fn build_dataflow(
     count_graph: bool,
     counts: &AlgorithmCounts,
 ) -> Result<Built, RunError> {
+    if count_graph {
+        // Before the algorithms are built: one that keeps its own census records it only when read.
+        counts.want_census();
+    }
     let mut edges_in = InputSession::new();
     let mut arrivals_in: Option<ArrivalsInput> = algorithms.iter().any(|a| a.arrival_order()).then(InputSession::new);
     let mut records_in: Option<RecordsInput> =
@@ -637,6 +641,10 @@ fn feed_epochs(
         // windowed epoch is fed in steps that already run the dataflow).
         let handed_over = Instant::now();
         let (number, updates, event, until) = (epoch.number, epoch.updates, epoch.event, epoch.until());
+        if let Some(w) = writer.as_mut() {
+            // Before any of its times can be applied: the census keeps one record per epoch.
+            w.expect_frontier(until);
+        }
         if epoch.replay {
             feeder.feed(worker, epoch, replay.is_some());
             let r = replay.get_or_insert(Replay { last: number, updates: 0, event, started: handed_over });

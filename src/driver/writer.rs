@@ -384,6 +384,13 @@ impl Writer {
         self.census = Some((census, GraphCounts::default()));
     }
 
+    /// Declares the frontier of an epoch about to be fed: the census will be read there.
+    pub fn expect_frontier(&self, frontier: Time) {
+        if let Some((census, _)) = &self.census {
+            census.expect(frontier);
+        }
+    }
+
     /// Reports the fallback rebuilds an algorithm records in `counts` (the fully dynamic WCC
     /// path's) with every epoch and in the summary.
     pub fn count_fallbacks(&mut self, counts: AlgorithmCounts) {

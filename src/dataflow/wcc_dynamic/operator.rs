@@ -138,6 +138,9 @@ fn forest_operator<'a>(
             // The census last recorded: a time that leaves it as it was records nothing (the
             // census keeps the last figure), which spares most event times of a window a lock.
             let mut census_recorded = None;
+            // Only when the driver reads it (`--stats`): a census per event time, unread, would
+            // pile up for the whole run.
+            let census_wanted = counts.as_ref().is_some_and(|counts| counts.census_wanted());
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
                     for ((a, b, kind), t, diff) in data.drain(..) {
@@ -188,7 +191,7 @@ fn forest_operator<'a>(
                     if let Some(counts) = &counts {
                         counts.record_fallbacks(t, forest.fallbacks() - before);
                         let census = (forest.store.present as u64, forest.links() as u64);
-                        if !forest.changes.summary && census_recorded != Some(census) {
+                        if census_wanted && !forest.changes.summary && census_recorded != Some(census) {
                             counts.record_census(t, census.0, census.1);
                             census_recorded = Some(census);
                         }
