@@ -37,17 +37,18 @@
 
 mod progress;
 mod rows;
+mod state;
 mod stats;
 
 pub use progress::Progress;
 pub use rows::{RowChange, RowSink};
+pub use state::KeyedState;
 pub use stats::{RunSummary, StatsWriter};
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::types::format::ValueFormat;
@@ -92,8 +93,11 @@ pub struct ResultSink {
     changes: Option<(PathBuf, BufWriter<Box<dyn Write + Send>>)>,
     output: Option<PathBuf>,
     keep_state: bool,
-    /// The current result: a count per `(key, value)` (unordered; sorted where it is written).
-    state: FxHashMap<(Node, u64), Diff>,
+    /// The current result: a count per `(key, value)`, indexed by key (sorted where it is
+    /// written).
+    state: KeyedState,
+    /// Scratch: one key's changes `(value, diff)` on their way into `state`.
+    run: Vec<(u64, Diff)>,
     collected: Option<Vec<Change>>,
     line: String,
     /// The change-log file itself (for syncing and its length), when it is a file.
@@ -207,7 +211,8 @@ impl ResultSink {
             changes,
             output: output.map(|p| p.to_path_buf()),
             keep_state: output.is_some() || keep_state,
-            state: FxHashMap::default(),
+            state: KeyedState::default(),
+            run: Vec::new(),
             collected: if collect { Some(Vec::new()) } else { None },
             line: String::new(),
             changes_file,
@@ -267,18 +272,13 @@ impl ResultSink {
                     o.push(Change { epoch, key, value, diff: sign });
                 }
             }
-            if self.keep_state {
-                match self.state.entry((key, value)) {
-                    std::collections::hash_map::Entry::Occupied(mut e) => {
-                        *e.get_mut() += diff;
-                        if *e.get() == 0 {
-                            e.remove();
-                        }
-                    }
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(diff);
-                    }
-                }
+        }
+        if self.keep_state {
+            // A key's changes at once: one lookup for a vertex that moves to another value.
+            for run in changes.chunk_by(|a, b| a.0 .0 == b.0 .0) {
+                self.run.clear();
+                self.run.extend(run.iter().map(|&((_, value), diff)| (value, diff)));
+                self.state.apply_run(run[0].0 .0, &self.run);
             }
         }
         if let Some((path, w)) = &mut self.changes {
@@ -295,8 +295,7 @@ impl ResultSink {
             w.flush().map_err(|e| io_context(&path, e))?;
         }
         // The state in (key, value) order, for the output file and the returned state.
-        let mut sorted: Vec<((Node, u64), Diff)> = self.state.drain().collect();
-        sorted.sort_unstable_by_key(|x| x.0);
+        let sorted = std::mem::take(&mut self.state).into_sorted();
         if let Some(path) = &self.output {
             let tmp = temporary(path);
             {
