@@ -41,6 +41,7 @@ pub(super) fn dataflow<'a>(
     let peers = input.edges.scope().peers();
     let shares = params.layout == ForestLayout::Shares && peers > 1;
     let counts = input.counts().cloned();
+    let input_lifetime = input.edge_lifetime;
     if let Some(counts) = &counts {
         counts.activate_fallbacks();
         // One forest sees every record of the graph: its counts are the census.
@@ -58,7 +59,9 @@ pub(super) fn dataflow<'a>(
     } else {
         edges
     };
-    let forest = DynamicForest::new(factor).with_counter(fallbacks);
+    // Edges that leave in the order they came (a window's): renew the forest newest first.
+    let renew = (input_lifetime.is_some() && !shares).then_some(super::RENEW_MIN);
+    let forest = DynamicForest::new(factor).with_counter(fallbacks).with_renewal(renew);
     // Whole containers to worker 0 (no per-record exchange).
     forest_operator(
         edges.concat(vertices),

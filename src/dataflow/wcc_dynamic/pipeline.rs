@@ -369,6 +369,7 @@ impl DynamicForest {
         };
         self.store.set_copies(l, copies);
         self.pairs.insert(tag, l);
+        self.renewal.created(l);
         self.attach(l);
     }
 

@@ -119,6 +119,64 @@ fn labels_match_the_oracle_after_every_time() {
     assert!(zero_budget_fallbacks > 100, "budget 0 fell back only {zero_budget_fallbacks} times");
 }
 
+/// Sliding windows (every copy leaves `span` times after it came, in order), with renewals
+/// made frequent (at least 4 links created): the labels equal the oracle's after every time,
+/// the output equals that of a forest that is never renewed, and renewals did happen.
+#[test]
+fn renewal_keeps_the_labels_and_the_output_on_sliding_windows() {
+    let mut renewals = 0;
+    for seed in 0..30u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let n = rng.gen_range(3..40u64);
+        let span = rng.gen_range(3..40usize);
+        let id = |v: Node| if seed % 2 == 1 { v * 5 + (1 << 40) } else { v };
+        let mut renewed = DynamicForest::new(DEFAULT_BUDGET).with_renewal(Some(4));
+        let mut plain = DynamicForest::new(DEFAULT_BUDGET);
+        let mut state: BTreeMap<Node, u64> = BTreeMap::new();
+        let mut window: std::collections::VecDeque<Vec<(Node, Node)>> = Default::default();
+        let mut counts: BTreeMap<(Node, Node), i64> = BTreeMap::new();
+        for t in 0..400 {
+            // One to three copies come (small ids preferred: hubs, minima; some self-loops and
+            // repeated pairs), and those of `span` times ago leave.
+            let came: Vec<(Node, Node)> = (0..rng.gen_range(1..4))
+                .map(|_| {
+                    let a = if rng.gen_bool(0.5) { rng.gen_range(0..n.min(4)) } else { rng.gen_range(0..n) };
+                    let b = if rng.gen_bool(0.05) { a } else { rng.gen_range(0..n) };
+                    (a, b)
+                })
+                .collect();
+            window.push_back(came.clone());
+            let left = if window.len() > span { window.pop_front().unwrap_or_default() } else { Vec::new() };
+            let mut batch: Vec<(Node, Node, Diff)> = came.iter().map(|&(a, b)| (id(a), id(b), 1)).collect();
+            batch.extend(left.iter().map(|&(a, b)| (id(a), id(b), -1)));
+            for &(a, b) in &came {
+                *counts.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            }
+            for &(a, b) in &left {
+                let c = counts.get_mut(&(a.min(b), a.max(b))).expect("present");
+                *c -= 1;
+                if *c == 0 {
+                    counts.remove(&(a.min(b), a.max(b)));
+                }
+            }
+            let (mut out, mut plain_out) = (Vec::new(), Vec::new());
+            renewed.apply(&[], &mut batch.clone(), &mut out);
+            plain.apply(&[], &mut batch, &mut plain_out);
+            let what = format!("seed {seed} span {span} t {t}");
+            out.sort_unstable();
+            plain_out.sort_unstable();
+            assert_eq!(out, plain_out, "{what}: a renewed forest's output differs");
+            absorb(&mut state, &out, &what);
+            let edges: Vec<(Node, Node, f64)> = counts.keys().map(|&(a, b)| (id(a), id(b), 1.0)).collect();
+            let vertices = oracle::vertex_set(std::iter::empty(), &edges);
+            assert_eq!(state, oracle::wcc(&vertices, &edges), "{what}");
+        }
+        assert_eq!(plain.renewals(), 0, "seed {seed}");
+        renewals += renewed.renewals();
+    }
+    assert!(renewals > 100, "only {renewals} renewals");
+}
+
 /// A large time (an initial graph, applied in chunks) with dense ids (identity indexing,
 /// its records made at once), sparse ids (the index) and dense ids followed by sparse ones
 /// (identity indexing ends after the large time), then small times of churn: labels equal
