@@ -94,9 +94,25 @@ fn changes_and_output_match_the_oracle_at_every_epoch() {
 
 #[test]
 fn one_worker_three_workers_and_two_processes_write_identical_files() {
+    identical_files_across_layouts(&rebatch(&random_stream(21, 50, 40, 15, 4), 4));
+}
+
+/// The insert-only path (local forests, a merge at process 0) in the same layouts.
+#[test]
+fn insert_only_runs_write_identical_files_in_every_layout() {
+    let churn = random_stream(22, 60, 40, 30, 4);
+    let inserts = RandomStream {
+        epochs: vec![churn.epochs.iter().flatten().copied().filter(|u| u.diff > 0).collect()],
+        ..churn.clone()
+    };
+    identical_files_across_layouts(&rebatch(&inserts, 4));
+}
+
+/// `--changes` and `--output` of `stream` (epochs of 4) with 1 worker, 3 workers and 2
+/// processes of 2 workers: byte-identical.
+fn identical_files_across_layouts(stream: &RandomStream) {
     let files = Files::new();
-    let stream = rebatch(&random_stream(21, 50, 40, 15, 4), 4);
-    write_stream(&files, &stream);
+    write_stream(&files, stream);
     let one = run_wcc(&files, "w1", &["-w", "1"]);
     let three = run_wcc(&files, "w3", &["-w", "3"]);
     assert_eq!(one.0, three.0, "--changes differ between 1 and 3 workers");

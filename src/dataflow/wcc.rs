@@ -33,8 +33,9 @@
 //! spanning forest: at most one per vertex, ever) and the vertices it sees for the first time; one
 //! worker (the last of process 0: the driver's result sink is at worker 0) merges these summaries into a
 //! global disjoint-set forest that knows each component's smallest id and its members, and emits,
-//! per epoch, the label changes of exactly the vertices whose smallest id changed. Epochs are
-//! processed in order as the frontier passes them.
+//! per epoch, the label changes of exactly the vertices whose smallest id changed. Each worker
+//! applies its records as they arrive; the merge applies epochs in order as the frontier passes
+//! them.
 //! *State:* no edges at all: per worker 12 to 24 bytes per vertex it has seen (ids through a
 //! dense table while they are small, a hash map beyond), plus ~50 bytes per vertex at the merging
 //! worker. *Cost of an update:* near O(1) per edge at its worker (two id lookups and a
@@ -216,12 +217,12 @@ fn frontier_time(frontier: &timely::progress::frontier::MutableAntichain<Time>) 
 /// process 0.
 /// Every edge reaching it must be an insertion (diff > 0).
 ///
-/// Records are processed as soon as their time is the input frontier's time (all earlier times
-/// are complete and their stashed records processed first, so order is respected); records of
-/// later times wait in a stash until the frontier reaches them (a frontier change schedules the
-/// operator, so nothing waits forever). Stage 1 needs
-/// no per-time state; stage 2 collects the label changes of a time and emits them once the
-/// frontier has passed it.
+/// Stage 1 applies each worker's records as they arrive (a worker's input comes in time order;
+/// a record arriving after one of a later time is forwarded whatever it joins, which keeps every
+/// time's summary complete in any order) and needs no per-time state. Stage 2 merges a time's
+/// summaries once the frontier has reached it (records of later times wait in a stash; a
+/// frontier change schedules the operator, so nothing waits forever), and emits its label
+/// changes once the frontier has passed it.
 ///
 /// Both stages run on [`ForestUnionFind`] / [`LabelledForest`]: a dense id table while ids are
 /// small, each batch applied in prefetched groups. The merge runs at the last worker of process 0
@@ -234,55 +235,49 @@ pub fn wcc_insert_only<'a>(input: GraphInput<'a>) -> ResultCollection<'a> {
     let peers = input.edges.scope().peers();
     let merger = input.process_workers.map_or(peers, |w| w.clamp(1, peers)).saturating_sub(1) as u64;
 
-    // Stage 1: each worker's own share (no exchange). A record (s, d) is forwarded iff it joins
-    // two local components; a new vertex only appears on its own, as (v, v), for a self-loop.
-    let forest =
-        input.edges.inner.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Summary>>, _, _, _>(
-            Pipeline,
-            "WccLocalForest",
-            |_capability, _info| {
-                let mut stash: TimeStash<(Edge, Time, Diff)> = TimeStash::new();
-                let mut uf = ForestUnionFind::new();
-                let mut early: Vec<(Edge, Time, Diff)> = Vec::new();
-                move |(input, frontier), output| {
-                    let mut process = |cap: &Capability<Time>, records: &[(Edge, Time, Diff)]| {
-                        let t = *cap.time();
-                        let mut session = output.session(cap);
-                        uf.insert_all(
-                            records,
-                            |&((s, d, _w), _time, diff)| {
-                                assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
-                                (s, d)
-                            },
-                            |&((s, d, _w), _time, _diff)| session.give(((s, d), t, 1)),
-                        );
-                    };
-                    for (cap, records) in stash.ready(frontier) {
-                        process(&cap, &records);
-                    }
-                    let now = frontier_time(frontier);
-                    input.for_each(|cap, data| {
-                        // The records of the frontier's time stay in `data` (in order, not
-                        // copied); later ones go to the stash.
-                        early.clear();
-                        data.retain(|record| {
-                            let current = Some(record.1) == now;
-                            if !current {
-                                early.push(*record);
+    // Stage 1: each worker's own share (no exchange), processed as it arrives. A record (s, d)
+    // is forwarded iff it joins two local components, or it arrived after a record of a later
+    // time (then always): a record processed in time order is connected by the records before
+    // it, all of times at most its own, so every time's forwarded records span what all of its
+    // records span (the merge ignores a forwarded record that joins nothing). A worker's records
+    // come in time order (its input is fed epoch by epoch), so the forced case is a safeguard;
+    // not waiting for the frontier saves a progress round per epoch in a cluster.
+    let forest = input.edges.inner.unary::<timely::container::CapacityContainerBuilder<Vec<Summary>>, _, _, _>(
+        Pipeline,
+        "WccLocalForest",
+        |_capability, _info| {
+            let mut uf = ForestUnionFind::new();
+            // The latest time processed.
+            let mut latest: Option<Time> = None;
+            move |input, output| {
+                input.for_each(|cap, data| {
+                    let mut rest = &data[..];
+                    while let Some(first) = rest.first() {
+                        let t = first.1;
+                        let run = rest.iter().position(|r| r.1 != t).unwrap_or(rest.len());
+                        let (records, next) = rest.split_at(run);
+                        rest = next;
+                        let c = cap.delayed(&t, 0);
+                        let mut session = output.session(&c);
+                        let pair = |&((s, d, _w), _time, diff): &(Edge, Time, Diff)| {
+                            assert!(diff > 0, "internal error: a deletion reached the insert-only WCC path");
+                            (s, d)
+                        };
+                        if latest.is_some_and(|l| t < l) {
+                            for r in records {
+                                let (s, d) = pair(r);
+                                uf.union(s, d);
+                                session.give(((s, d), t, 1));
                             }
-                            current
-                        });
-                        if let Some(first) = data.first() {
-                            let c = cap.delayed(&first.1, 0);
-                            process(&c, data);
+                        } else {
+                            latest = Some(t);
+                            uf.insert_all(records, pair, |&((s, d, _w), _time, _diff)| session.give(((s, d), t, 1)));
                         }
-                        for record in early.drain(..) {
-                            stash.stash(&cap, record.1, record);
-                        }
-                    });
-                }
-            },
-        );
+                    }
+                });
+            }
+        },
+    );
 
     // Vertex-file vertices join the summaries as (v, v).
     let vertices = input.vertices.map(|v| (v, v)).inner;
