@@ -24,6 +24,7 @@ use crate::sources::window::{check_update, EventClock, LatePolicy, WindowSpec};
 use crate::types::{weight_bits, Diff, Edge, Node, Time, Update};
 
 use super::allgather::allgather;
+use super::packed::PackedUpdates;
 
 /// Where the graph stream comes from.
 // One value per run: the size of its largest variant does not matter.
@@ -168,7 +169,7 @@ pub struct SharedUpdates {
     workers: usize,
     parsed: Stage<Result<ParsedUpdates, InputFailure>>,
     windowed: Stage<Result<Windowed, InputFailure>>,
-    listed: Stage<Arc<Vec<Update>>>,
+    listed: Stage<Arc<PackedUpdates>>,
 }
 
 impl SharedUpdates {
@@ -202,16 +203,37 @@ pub struct InputFailure {
     pub message: String,
 }
 
-/// The update stream, cut into epochs of `batch` updates.
+/// The update stream, cut into epochs of `batch` updates: a file's, packed and shared by the
+/// process's workers; a memory stream's, shared with its owner.
 #[derive(Debug, Clone)]
 enum UpdateList {
-    Owned(Arc<Vec<Update>>),
+    Packed(Arc<PackedUpdates>),
     Shared(Arc<MemoryStream>),
 }
 
 impl Default for UpdateList {
     fn default() -> Self {
-        UpdateList::Owned(Arc::new(Vec::new()))
+        UpdateList::Packed(Arc::default())
+    }
+}
+
+impl UpdateList {
+    fn len(&self) -> usize {
+        match self {
+            UpdateList::Packed(p) => p.len(),
+            UpdateList::Shared(m) => m.updates.len(),
+        }
+    }
+    /// Update `i` as the edge it changes and its diff.
+    #[inline]
+    fn get(&self, i: usize) -> (Edge, Diff) {
+        match self {
+            UpdateList::Packed(p) => p.get(i),
+            UpdateList::Shared(m) => {
+                let u = &m.updates[i];
+                (u.edge(), u.diff as Diff)
+            }
+        }
     }
 }
 
@@ -235,23 +257,17 @@ pub struct WorkerShare {
 }
 
 impl WorkerShare {
-    fn all(&self) -> &[Update] {
-        match &self.updates {
-            UpdateList::Owned(v) => v,
-            UpdateList::Shared(m) => &m.updates,
-        }
-    }
     /// Number of update epochs (epochs 1, 2, ...).
     pub fn epochs(&self) -> usize {
         if self.bounds.is_empty() {
-            self.all().len().div_ceil(self.batch.max(1))
+            self.updates.len().div_ceil(self.batch.max(1))
         } else {
             self.bounds.len() - 1
         }
     }
     /// Update epoch `epoch` (1-based): its positions in the update list, over all workers.
     fn epoch_range(&self, epoch: usize) -> std::ops::Range<usize> {
-        let len = self.all().len();
+        let len = self.updates.len();
         if self.bounds.is_empty() {
             ((epoch - 1) * self.batch).min(len)..(epoch * self.batch).min(len)
         } else {
@@ -266,13 +282,13 @@ impl WorkerShare {
     }
     /// This worker's updates of update epoch `epoch` (1-based).
     pub fn epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Diff)> + '_ {
-        self.all()[self.slice(epoch)].iter().map(|u| (u.edge(), u.diff as Diff))
+        self.slice(epoch).map(|i| self.updates.get(i))
     }
     /// This worker's updates of update epoch `epoch` (1-based) of a windowed run, with their
     /// event times.
     pub fn timed_epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Time)> + '_ {
         let range = self.slice(epoch);
-        self.all()[range.clone()].iter().zip(&self.times[range]).map(|(u, &t)| (u.edge(), t))
+        range.clone().map(|i| self.updates.get(i).0).zip(&self.times[range]).map(|(e, &t)| (e, t))
     }
 }
 
@@ -680,10 +696,10 @@ fn cut_epochs(local: Parsed, source: &Source, index: usize, peers: usize, shared
             batch.unwrap_or(m.updates.len().max(1))
         }
         Source::Files(_) | Source::Live(_) => {
-            let list = shared.listed.get(shared.workers, || Arc::new(updates.iter().map(|&(_, u)| u).collect()));
+            let list = shared.listed.get(shared.workers, || Arc::new(PackedUpdates::pack(&updates)));
             drop(updates);
             let batch = batch.unwrap_or(list.len().max(1));
-            share.updates = UpdateList::Owned(list);
+            share.updates = UpdateList::Packed(list);
             batch
         }
     };
@@ -692,7 +708,7 @@ fn cut_epochs(local: Parsed, source: &Source, index: usize, peers: usize, shared
     share.peers = peers;
     if share.bounds.is_empty() && first_batch.is_some() {
         share.bounds =
-            std::iter::once(0).chain(epoch_ranges(share.all().len(), first_batch, batch).map(|r| r.end)).collect();
+            std::iter::once(0).chain(epoch_ranges(share.updates.len(), first_batch, batch).map(|r| r.end)).collect();
     }
     share
 }

@@ -2,6 +2,8 @@
 //! and processes, and measures it. One concept per file:
 //!
 //! * [`input`] — loading and validating files and memory streams into each worker's share;
+//! * `packed` — a file's update list as the run keeps it (8 bytes and a bit per update for
+//!   unweighted 32-bit ids);
 //! * `epochs` — the `EpochSource` trait: "the next epoch's changes and its frontier",
 //!   implemented by files, memory streams and live input;
 //! * `feed` — handing an epoch to the dataflow (the windowed layer schedules retractions) and
@@ -40,6 +42,7 @@ pub mod input;
 pub mod layout;
 pub mod metrics;
 pub mod observe;
+mod packed;
 pub mod profile;
 pub(crate) mod resume;
 mod stop;
