@@ -275,8 +275,8 @@ fn processes_with_different_dataflow_parameters_refuse_to_run() {
         assert_eq!(status.code(), Some(2), "{}: {}", what, stderr);
         assert_eq!(
             stderr.trim_end(),
-            "ripples: error: the processes build different dataflows: process 0 runs wcc ForestParams { budget: 1.0, layout: Single } \
-             but process 1 runs wcc ForestParams { budget: 1.0, layout: Shares }; give every process the same flags",
+            "ripples: error: the processes build different dataflows: process 0 runs wcc ForestParams { budget: 1.0, layout: Single, renew_min: 65536 } \
+             but process 1 runs wcc ForestParams { budget: 1.0, layout: Shares, renew_min: 65536 }; give every process the same flags",
             "{}",
             what
         );

@@ -621,6 +621,27 @@ fn sliding_windows_match_the_oracle_at_every_time() {
     }
 }
 
+/// The forest renewed every few links (`--wcc-renew-min 4` instead of 65,536, so that these
+/// small windows renew it over and over): every window still matches the oracle at every time,
+/// with 1 and 2 workers.
+#[test]
+fn windows_with_a_forest_renewed_every_few_links_match_the_oracle() {
+    let files = Files::new();
+    for case in CASES {
+        for workers in ["1", "2"] {
+            let what = format!("{:?} -w {} --wcc-renew-min 4", case, workers);
+            let updates = timed_stream(case.seed, case.updates, case.jitter);
+            let path = files.write(&format!("r{}.txt", case.seed), &updates_text(&updates));
+            let sim = simulate(&updates, &batch_sizes(updates.len(), case.batch), case.lateness);
+            let mut args = case.args("drop");
+            args.extend(["-w".into(), workers.into(), "--wcc-renew-min".into(), "4".into()]);
+            let run = run_window(&files, &format!("r{}-w{}", case.seed, workers), &path, None, &args, &what);
+            let last = check_log(&run.changes, case.mode, &[], &sim, &what);
+            assert_eq!(run.output, state_text(&last), "{}: --output is not the result at F_final - 1", what);
+        }
+    }
+}
+
 #[test]
 fn tumbling_windows_match_the_oracle_at_every_time() {
     let files = Files::new();

@@ -413,6 +413,12 @@ pub struct RunArgs {
     /// their union at worker 0). The change log is the same either way.
     #[arg(long, value_name = "LAYOUT", default_value = "single", value_parser = forest_layout)]
     pub wcc_layout: crate::dataflow::wcc_dynamic::ForestLayout,
+    /// wcc's fully dynamic path on event-time windows (`--window`, `--tumbling`): the forest is
+    /// rebuilt newest edge first once the links that arrived since its last build reach half the
+    /// present ones and at least LINKS (0: never), so that expiries drop non-tree edges instead
+    /// of cutting the tree. The change log is the same either way.
+    #[arg(long, value_name = "LINKS", default_value_t = crate::dataflow::wcc_dynamic::RENEW_MIN)]
+    pub wcc_renew_min: u64,
     #[command(flatten)]
     pub job: JobArgs,
 }

@@ -152,7 +152,8 @@ fn run(args: RunArgs) -> Result<(), RunError> {
         k: args.k,
         forest: crate::dataflow::wcc_dynamic::ForestParams::default()
             .with_budget(args.wcc_fallback_budget)
-            .with_layout(args.wcc_layout),
+            .with_layout(args.wcc_layout)
+            .with_renew_min(args.wcc_renew_min),
     };
     let mut algorithms = Vec::new();
     for name in args.algorithm.split(',').map(str::trim).filter(|n| !n.is_empty()) {

@@ -60,7 +60,7 @@ pub(super) fn dataflow<'a>(
         edges
     };
     // Edges that leave in the order they came (a window's): renew the forest newest first.
-    let renew = (input_lifetime.is_some() && !shares).then_some(super::RENEW_MIN);
+    let renew = (input_lifetime.is_some() && !shares && params.renew_min > 0).then_some(params.renew_min);
     let forest = DynamicForest::new(factor).with_counter(fallbacks).with_renewal(renew);
     // Whole containers to worker 0 (no per-record exchange).
     forest_operator(

@@ -36,11 +36,18 @@ pub struct ForestParams {
     pub budget: f64,
     /// Where the forests are kept. Default [`ForestLayout::Single`].
     pub layout: ForestLayout,
+    /// When every edge's lifetime is known (event-time windows) and one forest holds every link,
+    /// the forest is rebuilt newest link first once the links created since its last build reach
+    /// half the present ones and at least this many (see [`super::DynamicForest::with_renewal`]);
+    /// 0: never. Default [`super::RENEW_MIN`].
+    pub renew_min: u64,
 }
 
 impl ForestParams {
-    /// The defaults: budget [`DEFAULT_BUDGET`], a single forest at worker 0.
-    pub const DEFAULT: ForestParams = ForestParams { budget: DEFAULT_BUDGET, layout: ForestLayout::Single };
+    /// The defaults: budget [`DEFAULT_BUDGET`], a single forest at worker 0, renewal from
+    /// [`super::RENEW_MIN`] links.
+    pub const DEFAULT: ForestParams =
+        ForestParams { budget: DEFAULT_BUDGET, layout: ForestLayout::Single, renew_min: super::RENEW_MIN };
 
     /// These parameters with the fallback budget factor `budget` (see [`ForestParams::budget`]).
     pub fn with_budget(self, budget: f64) -> Self {
@@ -50,6 +57,11 @@ impl ForestParams {
     /// These parameters with the layout `layout`.
     pub fn with_layout(self, layout: ForestLayout) -> Self {
         ForestParams { layout, ..self }
+    }
+
+    /// These parameters with the renewal threshold `renew_min` (see [`ForestParams::renew_min`]).
+    pub fn with_renew_min(self, renew_min: u64) -> Self {
+        ForestParams { renew_min, ..self }
     }
 
     /// Checks the values: the budget must be a number ≥ 0 (not NaN, not negative; infinity is
