@@ -352,8 +352,7 @@ impl Default for LeaveQueue {
 impl LeaveQueue {
     /// `edge` as a narrow entry, if it is one.
     fn narrow((src, dst, weight): Edge) -> Option<[u32; 2]> {
-        let fits = src <= u32::MAX as u64 && dst <= u32::MAX as u64 && weight == crate::types::weight_bits(None);
-        fits.then_some([src as u32, dst as u32])
+        (weight == crate::types::weight_bits(None)).then(|| super::packed::narrow_ends(src, dst)).flatten()
     }
 
     fn push_back(&mut self, leave: Time, edge: Edge) {

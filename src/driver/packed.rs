@@ -22,19 +22,23 @@ pub(super) struct PackedUpdates {
     weights: Vec<u64>,
     /// Bit `i`: update `i` deletes.
     deletes: Vec<u64>,
-    /// Updates in the list.
-    len: usize,
+}
+
+/// The endpoints `src`, `dst` as `u32`s, if both fit.
+pub(super) fn narrow_ends(src: u64, dst: u64) -> Option<[u32; 2]> {
+    Some([u32::try_from(src).ok()?, u32::try_from(dst).ok()?])
 }
 
 impl PackedUpdates {
     /// Packs `updates` (their lines are not kept).
     pub(super) fn pack(updates: &[(usize, Update)]) -> Self {
         let default = weight_bits(None);
-        let narrow = updates.iter().all(|(_, u)| u.src <= u32::MAX as u64 && u.dst <= u32::MAX as u64);
+        let narrow = updates.iter().all(|(_, u)| narrow_ends(u.src, u.dst).is_some());
         let weighted = updates.iter().any(|(_, u)| weight_bits(u.weight) != default);
-        let mut packed = PackedUpdates { len: updates.len(), ..PackedUpdates::default() };
+        let mut packed = PackedUpdates::default();
         if narrow {
-            packed.narrow = updates.iter().map(|(_, u)| [u.src as u32, u.dst as u32]).collect();
+            // Every pair fits (checked above); mapped one to one, so the list is allocated once.
+            packed.narrow = updates.iter().map(|(_, u)| narrow_ends(u.src, u.dst).unwrap_or_default()).collect();
         } else {
             packed.wide = updates.iter().map(|(_, u)| [u.src, u.dst]).collect();
         }
@@ -52,7 +56,7 @@ impl PackedUpdates {
 
     /// Updates in the list.
     pub(super) fn len(&self) -> usize {
-        self.len
+        self.narrow.len().max(self.wide.len())
     }
 
     /// Update `i` as the edge it changes and its diff (`+1` or `-1`).

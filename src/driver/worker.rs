@@ -512,9 +512,9 @@ struct Replay {
 /// per-worker forests (the insert-only path's, the dynamic path's shares), an epoch's work
 /// crosses the network twice (the frontier to the other processes, their forests' changes
 /// back), and overlapping those round trips with the next epochs' work is what brings two
-/// processes' throughput toward one process's. Two processes × 1 worker, R-MAT 16 inserted in
-/// epochs of 1,000: 4 epochs ahead run at 1.27× the throughput of 2, the epochs' p50 latency
-/// 0.25 → 0.35 ms.
+/// processes' throughput toward one process's, at the price of each epoch's latency counting
+/// the epochs ahead of it (two processes × 1 worker, R-MAT 16 inserted in epochs of 1,000:
+/// p50 0.35 ms).
 const CLUSTER_WRITER_RUN_AHEAD: usize = 4;
 
 /// After the writer's time limit: feeds this worker's share of `next` (an epoch taken from the
