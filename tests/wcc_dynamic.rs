@@ -585,6 +585,20 @@ fn two_process_run<A: Algorithm + Clone + Send + Sync + 'static>(
     wcc: A,
     time_limit: Option<std::time::Duration>,
 ) -> (Vec<Change>, u64) {
+    let report = two_process_report(s, batch, workers, wcc, time_limit, false);
+    let last = report.epochs.last().expect("epoch 0 at least").epoch;
+    (report.changes.expect("process 0 reports its change log"), last)
+}
+
+/// [`two_process_run`]'s run, with `--stats` if `stats`: process 0's report.
+fn two_process_report<A: Algorithm + Clone + Send + Sync + 'static>(
+    s: &RandomStream,
+    batch: usize,
+    workers: usize,
+    wcc: A,
+    time_limit: Option<std::time::Duration>,
+    stats: bool,
+) -> driver::RunReport {
     use ripples::driver::Layout;
     let files = Files::new();
     let hosts = format!("127.0.0.1:{}\n127.0.0.1:{}\n", common::process::free_port(), common::process::free_port());
@@ -597,6 +611,9 @@ fn two_process_run<A: Algorithm + Clone + Send + Sync + 'static>(
             if process == 0 {
                 options.time_limit = time_limit;
             }
+            if stats {
+                options.stats = Some(files.path(&format!("stats{process}.json")));
+            }
             let wcc = wcc.clone();
             std::thread::spawn(move || driver::run(options, wcc))
         })
@@ -607,9 +624,51 @@ fn two_process_run<A: Algorithm + Clone + Send + Sync + 'static>(
         reports.push(report);
     }
     assert!(reports[1].is_none(), "process 1 writes nothing");
-    let report = reports[0].take().expect("process 0 reports");
-    let last = report.epochs.last().expect("epoch 0 at least").epoch;
-    (report.changes.expect("process 0 reports its change log"), last)
+    reports[0].take().expect("process 0 reports")
+}
+
+/// `--stats`'s census in either forest layout, on 1, 2 and 3 workers and on two processes: at
+/// every epoch, the vertex set's size and the number of distinct present pairs `{u, v}`,
+/// `u != v` (self-loops, parallel copies and direction ignored), as the oracle counts them.
+/// With shares no forest sees every pair: the shares report their links to the union forest,
+/// which has every present vertex.
+#[test]
+fn the_census_is_the_graphs_in_either_layout() {
+    for seed in [61u64, 62, 63] {
+        let s = adversarial_stream(seed, 30 + seed as usize % 5, 24, 200);
+        let batch = 3 + seed as usize % 4;
+        let want: Vec<(u64, u64)> = edge_counts_per_epoch(&rebatch(&s, batch))
+            .iter()
+            .map(|counts| {
+                let (vertices, _) = oracle_input(&s.vertices, counts);
+                let pairs: BTreeSet<(Node, Node)> =
+                    counts.keys().filter(|(a, b)| a != b).map(|&(a, b)| (a.min(b), a.max(b))).collect();
+                (vertices.len() as u64, pairs.len() as u64)
+            })
+            .collect();
+        let check = |report: &driver::RunReport, what: &str| {
+            let got: Vec<(u64, u64)> = report
+                .epochs
+                .iter()
+                .map(|e| (e.vertices.expect("vertices counted"), e.edges.expect("edges counted")))
+                .collect();
+            assert_eq!(got, want, "seed {seed} batch {batch} {what}: (vertices, edges) per epoch");
+        };
+        for layout in [ForestLayout::Single, ForestLayout::Shares] {
+            let wcc = WccDynamic::default().with_layout(layout);
+            for workers in [1, 2, 3] {
+                let files = Files::new();
+                let mut options = RunOptions::memory(memory(&s, batch), workers);
+                options.stats = Some(files.path("stats.json"));
+                let report = driver::run(options, wcc.clone()).expect("run").expect("report");
+                check(&report, &format!("{layout:?} workers {workers}"));
+            }
+            for workers in [1, 2] {
+                let report = two_process_report(&s, batch, workers, wcc.clone(), None, true);
+                check(&report, &format!("{layout:?} two processes of {workers} workers"));
+            }
+        }
+    }
 }
 
 /// Two processes, 1 and 2 workers each, in either forest layout: process 0's change log equals

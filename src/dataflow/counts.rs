@@ -5,9 +5,9 @@
 //!
 //! **Why.** Some algorithms know numbers about the run for free that the driver would otherwise
 //! have to compute or could not see at all: how often a bounded-work algorithm fell back to a
-//! rebuild from scratch (the fully dynamic WCC forest, [`super::wcc_dynamic`]), or, when one
-//! operator sees the whole graph, its present vertices and edges (the census that `--stats`
-//! reports). The channel is generic, so the driver needs to know no algorithm to read it.
+//! rebuild from scratch (the fully dynamic WCC forest, [`super::wcc_dynamic`]), or, when an
+//! operator knows the whole graph's present vertices and edges, those (the census that
+//! `--stats` reports). The channel is generic, so the driver needs to know no algorithm to read it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -15,8 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::types::Time;
 
 /// Counters by time that the algorithms of one process report (see the module docs): fallback
-/// rebuilds, and the graph's census when an algorithm sees the whole graph. Cloning shares the
-/// counters.
+/// rebuilds, and the graph's census when an algorithm knows it. Cloning shares the counters.
 #[derive(Clone, Debug, Default)]
 pub struct AlgorithmCounts(Arc<Mutex<Record>>);
 
@@ -72,10 +71,11 @@ impl AlgorithmCounts {
         done.values().sum()
     }
 
-    /// Marks the counts as holding the graph's census: an algorithm sees every record of the
-    /// graph in this process (the fully dynamic WCC path with a single forest), so its present
-    /// vertices and edges are the `--stats` counts (`"vertices"`: the vertex set; `"edges"`:
-    /// the present pairs `{u, v}`, `u != v`), for free.
+    /// Marks the counts as holding the graph's census: an algorithm knows the graph's present
+    /// vertices and edges at every time it applies (the fully dynamic WCC path: its forest at
+    /// worker 0, told the links of the other workers' shares in the shares layout), and they
+    /// are the `--stats` counts (`"vertices"`: the vertex set; `"edges"`: the present pairs
+    /// `{u, v}`, `u != v`), for free.
     pub fn activate_census(&self) {
         self.lock().census_active = true;
     }

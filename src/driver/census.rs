@@ -11,10 +11,11 @@
 //! How: the changes of the shared vertex set and edge set, when an algorithm of the run built
 //! them (most differential ones do), and the `triangles` output's changes weighted by their
 //! value, are summed per time at worker 0 into a buffer the writer drains as epochs complete.
-//! When an algorithm sees the whole graph and counts both already (the fully dynamic WCC path
-//! with one forest, the default: its present vertices and links after every time it applies),
-//! it records them in the process's [`AlgorithmCounts`], and the census reads them there
-//! (nothing is built for it). Any other run
+//! When an algorithm counts both already (the fully dynamic WCC path: with one forest, its
+//! present vertices and links after every time it applies; with per-worker shares, the union
+//! forest's present vertices and the sum of the links each share reports at each time), it
+//! records them in the process's [`AlgorithmCounts`], and the census reads them there (nothing
+//! is built for it). Any other run
 //! whose algorithms build neither set (WCC's insert-only path keeps no edges at all) counts them
 //! with `distinct_counts` instead: a count per vertex and per vertex pair in a
 //! hash map at the worker the key hashes to, and per time only the number of keys whose count

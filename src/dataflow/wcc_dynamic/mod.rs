@@ -107,7 +107,10 @@
 //! per time, only the net change of its forest edges and of its vertices' presence (a vertex is
 //! present in a share while the share has a link or self-loop at it); worker 0 keeps the forest
 //! of the union of these forests, which has the components of the whole graph, counting each
-//! share's presence as a self-loop, and emits the labels. Its input is at most `workers ×
+//! share's presence as a self-loop, and emits the labels. With `--stats`, each share also sends
+//! the change of its link count at each time it applies, so the union forest knows the graph's
+//! census (its own present vertices, the shares' links summed) without a count per key. Its
+//! input is at most `workers ×
 //! (vertices − 1)` forest edges (per time: only the forest changes), but that graph is sparse,
 //! so its replacement searches run longer than in the whole graph, and the layout adds a second
 //! stage (one more progress round per epoch). Measured sequentially (`cost_breakdown` in

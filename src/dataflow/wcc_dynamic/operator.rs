@@ -44,18 +44,26 @@ pub(super) fn dataflow<'a>(
     let input_lifetime = input.edge_lifetime;
     if let Some(counts) = &counts {
         counts.activate_fallbacks();
-        // One forest sees every record of the graph: its counts are the census.
-        if !shares {
-            counts.activate_census();
-        }
+        // The forest at worker 0 knows the census: one forest sees every record of the graph;
+        // with shares, the union forest has every present vertex and the shares report their
+        // links to it (a pair's records all go to one share).
+        counts.activate_census();
     }
     let edges = input.edges.inner.map(|((s, d, _w), t, diff)| ((s, d, 0u8), t, diff));
     let vertices = input.vertices.inner.map(|(v, t, diff)| ((v, v, 1u8), t, diff));
+    let census = if shares { CensusRole::Union } else { CensusRole::Whole };
     let edges = if shares {
         let share = DynamicForest::summary(factor).with_counter(fallbacks.clone());
         let pact = Exchange::new(|x: &Event| pair_worker(x.0 .0, x.0 .1));
-        forest_operator(edges, pact, "WccDynamicShare", share, counts.clone())
-            .map(|((a, b), t, diff)| ((a, b, 0u8), t, diff))
+        forest_operator(edges, pact, "WccDynamicShare", share, counts.clone(), CensusRole::Share).map(
+            |((a, b), t, diff)| {
+                if (a, b) == LINKS_CHANGE {
+                    ((0, 0, LINKS_KIND), t, diff)
+                } else {
+                    ((a, b, 0u8), t, diff)
+                }
+            },
+        )
     } else {
         edges
     };
@@ -69,8 +77,27 @@ pub(super) fn dataflow<'a>(
         "WccDynamicForest",
         forest,
         counts,
+        census,
     )
     .as_collection()
+}
+
+/// A share's output record that carries, as its diff, the change of the share's present links
+/// at its time (summary records are pairs `(a, b)` with `a <= b`, so this one is no pair).
+const LINKS_CHANGE: (Node, u64) = (1, 0);
+/// The event kind of a share's links change at the union forest.
+const LINKS_KIND: u8 = 2;
+
+/// What a forest operator contributes to the `--stats` census ([`AlgorithmCounts`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CensusRole {
+    /// One forest sees the whole graph: its present vertices and links are the census.
+    Whole,
+    /// A share: it sends the change of its present links at each time to the union forest.
+    Share,
+    /// The union of the shares' forests: its present vertices are the graph's, and the graph's
+    /// links are the sum of the shares' changes it receives.
+    Union,
 }
 
 /// Records of one time below this many are applied without consolidating them on arrival.
@@ -85,6 +112,8 @@ pub(super) const SMALL: usize = 1 << 14;
 pub(super) struct TimeBatch {
     fixed: Vec<(Node, Diff)>,
     pub(super) edges: Vec<(Node, Node, Diff)>,
+    /// At the union forest: the shares' changes of their present links at this time.
+    links_change: Diff,
 }
 
 impl TimeBatch {
@@ -130,6 +159,7 @@ fn forest_operator<'a>(
     name: &str,
     forest: DynamicForest,
     counts: Option<AlgorithmCounts>,
+    role: CensusRole,
 ) -> timely::dataflow::StreamVec<'a, Time, Output> {
     events.unary_frontier::<timely::container::CapacityContainerBuilder<Vec<Output>>, _, _, _>(
         pact,
@@ -144,12 +174,16 @@ fn forest_operator<'a>(
             // Only when the driver reads it (`--stats`): a census per event time, unread, would
             // pile up for the whole run.
             let census_wanted = counts.as_ref().is_some_and(|counts| counts.census_wanted());
+            // A share: its present links when it last reported them. The union: the graph's.
+            let mut links: Diff = 0;
             move |(input, frontier), output| {
                 input.for_each(|cap, data| {
                     for ((a, b, kind), t, diff) in data.drain(..) {
                         let batch = stash.batch(&cap, t);
                         if kind == 1 {
                             batch.fixed.push((a, diff));
+                        } else if kind == LINKS_KIND {
+                            batch.links_change += diff;
                         } else {
                             batch.push_edge(a, b, diff);
                         }
@@ -190,13 +224,33 @@ fn forest_operator<'a>(
                     forest.apply_with(&batch.fixed, &mut batch.edges, &mut |record, diff| {
                         session.give((record, t, diff))
                     });
+                    let links_change = batch.links_change;
                     drop(batch);
                     if let Some(counts) = &counts {
                         counts.record_fallbacks(t, forest.fallbacks() - before);
-                        let census = (forest.store.present as u64, forest.links() as u64);
-                        if census_wanted && !forest.changes.summary && census_recorded != Some(census) {
-                            counts.record_census(t, census.0, census.1);
-                            census_recorded = Some(census);
+                        if census_wanted {
+                            let census = match role {
+                                CensusRole::Whole => Some(forest.links() as Diff),
+                                CensusRole::Union => {
+                                    links += links_change;
+                                    Some(links)
+                                }
+                                CensusRole::Share => {
+                                    let now = forest.links() as Diff;
+                                    if now != links {
+                                        session.give((LINKS_CHANGE, t, now - links));
+                                        links = now;
+                                    }
+                                    None
+                                }
+                            };
+                            if let Some(links) = census {
+                                let census = (forest.store.present as u64, links.max(0) as u64);
+                                if census_recorded != Some(census) {
+                                    counts.record_census(t, census.0, census.1);
+                                    census_recorded = Some(census);
+                                }
+                            }
                         }
                     }
                 }
