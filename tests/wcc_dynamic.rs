@@ -705,15 +705,17 @@ fn a_time_limited_cluster_writes_exact_epochs_through_its_last() {
         let batch = 2 + seed as usize % 3;
         let epochs = 600usize.div_ceil(batch);
         let general = general_log_checked(&s, batch, seed);
-        for workers in [1, 2] {
+        // Shares: a dataflow with round trips, whose workers feed epochs in groups, ahead.
+        for (workers, layout) in [(1, ForestLayout::Single), (2, ForestLayout::Single), (1, ForestLayout::Shares)] {
             for limit_ms in [0u64, 2, 5, 20] {
                 let limit = std::time::Duration::from_millis(limit_ms);
-                let (log, last) = two_process_run(&s, batch, workers, WccDynamic::default(), Some(limit));
+                let wcc = WccDynamic::default().with_layout(layout);
+                let (log, last) = two_process_run(&s, batch, workers, wcc, Some(limit));
                 stopped_early += usize::from(last < epochs as u64);
                 let expected: Vec<Change> = general.iter().filter(|c| c.epoch <= last).cloned().collect();
                 assert!(
                     log == expected,
-                    "seed {seed} batch {batch} workers {workers} limit {limit_ms} ms (last epoch {last}): \
+                    "seed {seed} batch {batch} workers {workers} {layout:?} limit {limit_ms} ms (last epoch {last}): \
                      the change log differs from one worker's"
                 );
             }
