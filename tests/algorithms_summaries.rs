@@ -393,10 +393,14 @@ fn stats_report_vertex_edge_and_triangle_counts_every_epoch() {
     // The census reads the shared vertex and edge sets with triangles and degree; the fully
     // dynamic WCC forest's own counts with wcc (one forest sees every record, also at 3
     // workers); and with wcc's insert-only path (which keeps neither) it counts them itself,
-    // per key at the worker the key hashes to.
-    for (names, workers, updates) in
-        [("triangles,degree", "2", &flat), ("wcc", "1", &flat), ("wcc", "3", &flat), ("wcc", "2", &inserts)]
-    {
+    // per key at the worker the key hashes to, each worker sending a vertex on once.
+    for (names, workers, updates) in [
+        ("triangles,degree", "2", &flat),
+        ("wcc", "1", &flat),
+        ("wcc", "3", &flat),
+        ("wcc", "2", &inserts),
+        ("wcc", "3", &inserts),
+    ] {
         let tag = format!("{}-{}-{}", names, workers, updates.len());
         let u: String =
             updates.iter().map(|u| format!("{} {} {}\n", if u.diff > 0 { "+" } else { "-" }, u.src, u.dst)).collect();

@@ -21,7 +21,7 @@ pub mod cdlp;
 mod counts;
 pub mod degree;
 pub mod gather;
-mod id_index;
+pub(crate) mod id_index;
 pub mod kcore;
 pub mod lcc;
 pub mod matching;

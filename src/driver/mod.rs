@@ -16,7 +16,8 @@
 //! * [`profile`] — per-operator time, records and arrangement sizes from timely's and
 //!   differential's logging (`--profile`, `--http`);
 //! * `worker` — one worker's run, top to bottom;
-//! * `census` — the vertex, edge and triangle counts `--stats` reports per epoch;
+//! * `census` — the vertex, edge and triangle counts `--stats` reports per epoch (`first_times`:
+//!   its table of each key's earliest time, for streams without deletions);
 //! * `connect` — forming a cluster: the processes' sockets, with ripples' own messages and
 //!   timeout;
 //! * [`layout`], `allgather`, [`metrics`], [`error`] — process layout, the all-worker exchange
@@ -38,6 +39,7 @@ pub(crate) mod connect;
 pub(crate) mod epochs;
 pub mod error;
 pub(crate) mod feed;
+mod first_times;
 pub mod input;
 pub mod layout;
 pub mod metrics;
