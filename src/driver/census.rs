@@ -96,11 +96,8 @@ impl Census {
                     input.edges.inner.clone().flat_map(|((s, d, _), t, diff)| [((s, 0), t, diff), ((d, 0), t, diff)]);
                 let ends = ends.concat(input.vertices.inner.clone().map(|(v, t, diff)| ((v, 0), t, diff)));
                 // Without deletions a vertex, once present, stays: each worker sends it on once.
-                if input.insert_only {
-                    first_times(first_sights(ends), 0)
-                } else {
-                    distinct_counts(ends, 0)
-                }
+                let ends = if input.insert_only { first_sights(ends) } else { ends };
+                count_keys(ends, 0, input.insert_only)
             };
             let edges = if input.has_edge_set(true) {
                 input.edge_set(true).filter(|(s, d)| s < d).map(|_| 1u8).inner
@@ -110,11 +107,7 @@ impl Census {
                     .inner
                     .clone()
                     .flat_map(|((s, d, _), t, diff)| (s != d).then(|| ((s.min(d), s.max(d)), t, diff)));
-                if input.insert_only {
-                    first_times(pairs, 1)
-                } else {
-                    distinct_counts(pairs, 1)
-                }
+                count_keys(pairs, 1, input.insert_only)
             };
             (Some(vertices), Some(edges))
         };
@@ -168,11 +161,25 @@ impl Census {
     }
 }
 
+/// The distinct keys' changes per time: [`first_times`] over a stream without deletions,
+/// [`distinct_counts`] otherwise.
+fn count_keys<'a>(
+    keys: StreamVec<'a, Time, ((Node, Node), Time, Diff)>,
+    kind: u8,
+    insert_only: bool,
+) -> StreamVec<'a, Time, (u8, Time, Diff)> {
+    if insert_only {
+        first_times(keys, kind)
+    } else {
+        distinct_counts(keys, kind)
+    }
+}
+
 /// For a stream without deletions: each key only the first time this worker sees it, and again
 /// if it comes with an earlier time than the one sent (the records of two concatenated inputs
-/// need not arrive in time order), so that [`distinct_counts`] receives a few records per key
-/// and worker instead of one per edge endpoint, and still finds each key present from its
-/// earliest time (a key sent twice is counted twice, and present while its count is positive).
+/// need not arrive in time order), so that [`first_times`] receives a few records per key and
+/// worker instead of one per edge endpoint, and still finds each key present from its earliest
+/// time.
 fn first_sights<'a>(
     keys: StreamVec<'a, Time, ((Node, Node), Time, Diff)>,
 ) -> StreamVec<'a, Time, ((Node, Node), Time, Diff)> {
@@ -190,10 +197,11 @@ fn first_sights<'a>(
                                 slot.insert(t);
                                 true
                             }
-                            std::collections::hash_map::Entry::Occupied(mut slot) => {
-                                let first = slot.get_mut();
-                                (t < *first).then(|| *first = t).is_some()
+                            std::collections::hash_map::Entry::Occupied(mut slot) if t < *slot.get() => {
+                                slot.insert(t);
+                                true
                             }
+                            std::collections::hash_map::Entry::Occupied(_) => false,
                         };
                         if earlier {
                             session.give((key, t, diff));

@@ -26,6 +26,8 @@ pub(crate) struct FirstTimes {
     /// `(key, time)`; a power of two in length (or empty); `EMPTY` marks a free slot.
     slots: Vec<((Node, Node), Time)>,
     len: usize,
+    /// The slots a batch's keys hash to (kept to spare an allocation per batch).
+    at: Vec<usize>,
 }
 
 impl FirstTimes {
@@ -78,7 +80,9 @@ impl FirstTimes {
     pub(crate) fn insert_all(&mut self, records: &[((Node, Node), Time)], moved: &mut Vec<(Time, Diff)>) {
         self.reserve(records.len());
         let mask = self.slots.len() - 1;
-        let at: Vec<usize> = records.iter().map(|&(key, _)| self.slot_of(key)).collect();
+        let mut at = std::mem::take(&mut self.at);
+        at.clear();
+        at.extend(records.iter().map(|&(key, _)| self.slot_of(key)));
         for (i, &(key, t)) in records.iter().enumerate() {
             debug_assert!(key != EMPTY, "the empty key in the census");
             if let Some(&ahead) = at.get(i + AHEAD) {
@@ -104,6 +108,7 @@ impl FirstTimes {
                 slot = (slot + 1) & mask;
             }
         }
+        self.at = at;
     }
 }
 
