@@ -441,5 +441,25 @@ fn stats_report_vertex_edge_and_triangle_counts_every_epoch() {
             let dynamic = summary.get("wcc_fallbacks").and_then(|n| n.as_u64()).is_some();
             assert_eq!(dynamic, updates.len() == flat.len(), "{}", tag);
         }
+        // `--no-census`: the same epochs and results, without the census's fields.
+        if workers == "2" {
+            let bare = files.path(&format!("{tag}.bare.stats"));
+            let out = files.path(&format!("{tag}.bare"));
+            run_bin(&args, &["--stats".into(), s(&bare), "--no-census".into(), "--output-dir".into(), s(&out)]);
+            let (bare_epochs, bare_summary) = stats_lines(&bare);
+            assert_eq!(bare_epochs.len(), epochs.len(), "{} --no-census", tag);
+            for line in bare_epochs.iter().chain([&bare_summary]) {
+                for field in ["vertices", "edges", "triangles"] {
+                    assert!(line.get(field).is_none(), "{} --no-census: {} in {}", tag, field, line);
+                }
+            }
+            for name in names.split(',') {
+                for ext in ["out", "changes"] {
+                    let file = format!("{name}.{ext}");
+                    let text = |dir: &std::path::Path| read(&dir.join(&file));
+                    assert_eq!(text(&out), text(&files.path(&tag)), "{} --no-census: {}", tag, file);
+                }
+            }
+        }
     }
 }

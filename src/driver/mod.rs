@@ -77,6 +77,11 @@ pub struct RunOptions {
     pub changes: Option<PathBuf>,
     /// Per-epoch JSON stats and a summary.
     pub stats: Option<PathBuf>,
+    /// With `stats`: count the graph (its present vertices and edges, and triangles when they
+    /// run) with every epoch. The census keeps every distinct edge; on an insert-only stream
+    /// that costs more than WCC itself, so a run that measures the algorithm turns it off
+    /// (`--no-census`; the experiments' cells do).
+    pub census: bool,
     /// With several algorithms: `DIR/<name>.out` and `DIR/<name>.changes` for each.
     pub output_dir: Option<PathBuf>,
     /// Report progress on stderr.
@@ -112,6 +117,7 @@ impl Default for RunOptions {
             output: None,
             changes: None,
             stats: None,
+            census: true,
             output_dir: None,
             progress: false,
             collect: false,

@@ -3,7 +3,8 @@
 //! cell, failed or not.
 //!
 //! A cell's child is `ripples run ALGORITHM --graph G --updates U --batch B -w W --stats S
-//! --output O -q` for the `ripples` system, `ripples experiment system --system bench:NAME ...`
+//! --output O -q --no-census` for the `ripples` system (the figures are the algorithm's, without
+//! the graph's census), `ripples experiment system --system bench:NAME ...`
 //! for a `bench:` system (its side: [`child_main`]), or the command line of a `[commands.NAME]`
 //! table with its placeholders filled in ([`PLACEHOLDERS`]). The child runs in its own process
 //! group; at the timeout the group is killed. Its peak RSS and CPU time come from `wait4`'s
