@@ -58,6 +58,8 @@ const SHRINK: &[(&str, &str)] = &[
     ("bench triangles-churn", "bench triangles-churn --scale 9 --epochs 3"),
     ("bench bipartite-churn", "bench bipartite-churn --scale 9 --epochs 3"),
     ("bench kcore-churn", "bench kcore-churn --scale 9 --epochs 3"),
+    ("bench spanner-insert", "bench spanner-insert --scale 9 --epochs 3"),
+    ("bench matching-insert", "bench matching-insert --scale 9 --epochs 3"),
     ("ripples demo", "ripples demo --scale 10 --window 5000 --epochs 20"),
 ];
 
@@ -419,6 +421,37 @@ fn example(bin_dir: &Path, name: &str) -> PathBuf {
     }
 }
 
+/// What running one block gave: the script run, whether it succeeded, its output, and the
+/// files it should have left that are missing or empty.
+struct BlockRun {
+    text: String,
+    ok: bool,
+    stdout: String,
+    stderr: String,
+    missing: Vec<&'static str>,
+}
+
+/// Runs one block as its entry says, in a fresh directory with free ports.
+fn run_block(script: &Script, block: &[String], bin_dir: &Path) -> BlockRun {
+    let ports: Vec<(String, String)> = PORTS.iter().map(|p| (p.to_string(), free_port().to_string())).collect();
+    let files = Files::new();
+    let text = script_for(block, script, &ports);
+    let examples = files.root.join("examples");
+    std::fs::create_dir_all(&examples).expect("examples dir");
+    for name in block.iter().flat_map(|l| l.split("--example ").skip(1)) {
+        let name = name.split_whitespace().next().unwrap_or_default();
+        std::os::unix::fs::symlink(example(bin_dir, name), examples.join(name)).expect("link the example");
+    }
+    let (ok, stdout, stderr) = run_script(&text, &files.root, bin_dir);
+    let missing = script
+        .files
+        .iter()
+        .copied()
+        .filter(|f| std::fs::metadata(files.root.join(f)).map_or(true, |m| m.len() == 0))
+        .collect();
+    BlockRun { text, ok, stdout, stderr, missing }
+}
+
 /// Runs `text` with `sh` in `dir` under a 300 s limit; kills whatever it left running.
 /// Returns (success, stdout, stderr).
 fn run_script(text: &str, dir: &Path, bin_dir: &Path) -> (bool, String, String) {
@@ -458,19 +491,20 @@ fn every_sh_block_of_the_readme_and_the_book_runs() {
     let entries = entries();
     let mut used = vec![false; entries.len()];
     let mut failures = Vec::new();
-    let mut ran = 0;
+    // The blocks to run, in page order: (page, block number, first line, how, block).
+    let mut jobs: Vec<(String, usize, String, &Script, Vec<String>)> = Vec::new();
     for page in &pages {
         let name = page.strip_prefix(repo).expect("under the repository").to_string_lossy().to_string();
         let text = std::fs::read_to_string(page).expect("read the page");
-        for (n, block) in sh_blocks(&text).iter().enumerate() {
-            let first = commands(block).into_iter().next().unwrap_or_default();
+        for (n, block) in sh_blocks(&text).into_iter().enumerate() {
+            let first = commands(&block).into_iter().next().unwrap_or_default();
             let Some(i) = entries.iter().position(|e| e.page == name && first.starts_with(e.starts)) else {
                 failures.push(format!("{name}, sh block {n} (`{first}`): not in this test's table; say how it runs"));
                 continue;
             };
             used[i] = true;
-            let script = match &entries[i].how {
-                How::Run(script) => script,
+            match &entries[i].how {
+                How::Run(script) => jobs.push((name.clone(), n, first, script, block)),
                 How::Elsewhere(file, test) => {
                     let source = std::fs::read_to_string(repo.join(file)).unwrap_or_default();
                     if !source.contains(&format!("fn {test}()")) {
@@ -478,41 +512,48 @@ fn every_sh_block_of_the_readme_and_the_book_runs() {
                             "{name}, sh block {n}: said to run in {file} {test}, which has no such test"
                         ));
                     }
-                    continue;
-                }
-            };
-            let ports: Vec<(String, String)> = PORTS.iter().map(|p| (p.to_string(), free_port().to_string())).collect();
-            let files = Files::new();
-            let text = script_for(block, script, &ports);
-            let examples = files.root.join("examples");
-            std::fs::create_dir_all(&examples).expect("examples dir");
-            for name in block.iter().flat_map(|l| l.split("--example ").skip(1)) {
-                let name = name.split_whitespace().next().unwrap_or_default();
-                std::os::unix::fs::symlink(example(&bin_dir, name), examples.join(name)).expect("link the example");
-            }
-            let (ok, stdout, stderr) = run_script(&text, &files.root, &bin_dir);
-            ran += 1;
-            let mut problems = Vec::new();
-            if !ok {
-                problems.push("it failed".to_string());
-            }
-            for f in script.files {
-                if std::fs::metadata(files.root.join(f)).map_or(true, |m| m.len() == 0) {
-                    problems.push(format!("{f} is missing or empty"));
                 }
             }
-            for want in script.prints {
-                if !stdout.contains(want) && !stderr.contains(want) {
-                    problems.push(format!("its output lacks {want:?}"));
-                }
+        }
+    }
+    // Two blocks at a time (most of a block's time is its commands starting, waiting for a port
+    // or a file, and a debug build's single-threaded work): each in its own directory, with its
+    // own free ports. The results are judged in page order.
+    let results: Vec<std::sync::Mutex<Option<BlockRun>>> = jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((_, _, _, script, block)) = jobs.get(i) else { break };
+                let run = run_block(script, block, &bin_dir);
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(run);
+            });
+        }
+    });
+    let ran = jobs.len();
+    for ((name, n, first, script, _), result) in jobs.iter().zip(results) {
+        let run = result.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every block ran");
+        let mut problems = Vec::new();
+        if !run.ok {
+            problems.push("it failed".to_string());
+        }
+        for f in run.missing {
+            problems.push(format!("{f} is missing or empty"));
+        }
+        for want in script.prints {
+            if !run.stdout.contains(want) && !run.stderr.contains(want) {
+                problems.push(format!("its output lacks {want:?}"));
             }
-            if !problems.is_empty() {
-                failures.push(format!(
-                    "{name}, sh block {n} (`{first}`): {}\n--- script (after the prelude)\n{}--- stdout\n{stdout}--- stderr\n{stderr}",
-                    problems.join("; "),
-                    text.strip_prefix(PRELUDE).unwrap_or(&text)
-                ));
-            }
+        }
+        if !problems.is_empty() {
+            failures.push(format!(
+                "{name}, sh block {n} (`{first}`): {}\n--- script (after the prelude)\n{}--- stdout\n{}--- stderr\n{}",
+                problems.join("; "),
+                run.text.strip_prefix(PRELUDE).unwrap_or(&run.text),
+                run.stdout,
+                run.stderr
+            ));
         }
     }
     for (entry, used) in entries.iter().zip(used) {

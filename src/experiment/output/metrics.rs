@@ -9,6 +9,11 @@ use crate::experiment::stats::Summary;
 /// The seed of every bootstrap in the report (the figures are reproducible).
 pub const BOOTSTRAP_SEED: u64 = 1;
 
+/// A configuration whose repetitions measured fewer epochs than this (after the warm-up) is
+/// marked in the report: its updates/s and latencies rest on too few epochs to compare (a
+/// cluster's epochs overlap, so one or two measured epochs can show almost no update time).
+pub const MIN_MEASURED_EPOCHS: f64 = 10.0;
+
 /// A metric's value in a record.
 pub type Getter = fn(&Record) -> Option<f64>;
 
@@ -30,6 +35,7 @@ pub fn metrics() -> Vec<(&'static str, Getter)> {
         ("peak_rss_mib", |r| m(r).map(|m| m.peak_rss_bytes as f64 / (1024.0 * 1024.0))),
         ("cpu_seconds", |r| m(r).map(|m| m.cpu_user_seconds + m.cpu_system_seconds)),
         ("wall_seconds", |r| Some(r.wall_seconds)),
+        ("measured_epochs", |r| m(r).map(|m| m.measured_epochs as f64)),
     ]
 }
 

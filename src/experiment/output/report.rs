@@ -10,7 +10,7 @@ use super::csv::{latency_csv, summary_csv, tidy_csv};
 use super::draw::draw;
 use super::figures::{figures, Panel};
 use super::latency::{pooled, Pooled};
-use super::metrics::{summaries, BOOTSTRAP_SEED};
+use super::metrics::{summaries, BOOTSTRAP_SEED, MIN_MEASURED_EPOCHS};
 use crate::experiment::config::Experiment;
 use crate::experiment::env::Environment;
 use crate::experiment::record::{Record, Status};
@@ -121,16 +121,20 @@ fn datasets(md: &mut String, records: &[Record]) {
 
 /// `## Results`: the summary of every configuration.
 fn results(md: &mut String, s: &BTreeMap<String, BTreeMap<&'static str, Summary>>) {
-    md.push_str(
-        "\n## Results\n\n| configuration | n | updates/s | 95% CI | CV | p50 ms | p99 ms | p99.9 ms | load s | peak MiB | CPU s | outliers |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+    let _ = write!(
+        md,
+        "\n## Results\n\n`epochs`: the measured epochs (after the warm-up), median over the repetitions; *too few* \
+         below {MIN_MEASURED_EPOCHS}, where updates/s and latencies mean little (– : a command without a stats file, \
+         timed as a whole).\n\n\
+         | configuration | n | updates/s | 95% CI | CV | p50 ms | p99 ms | p99.9 ms | load s | peak MiB | CPU s | outliers | epochs |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for (config, per) in s {
         let tp = &per["updates_per_sec"];
         let outl: Vec<String> = tp.outliers.iter().map(|i| format!("rep {i}")).collect();
         let _ = writeln!(
             md,
-            "| {config} | {} | {:.0} | {:.0} – {:.0} | {:.3} | {:.3} | {:.3} | {} | {} | {:.1} | {:.2} | {} |",
+            "| {config} | {} | {:.0} | {:.0} – {:.0} | {:.3} | {:.3} | {:.3} | {} | {} | {:.1} | {:.2} | {} | {} |",
             tp.n,
             tp.median,
             tp.ci_low,
@@ -142,8 +146,19 @@ fn results(md: &mut String, s: &BTreeMap<String, BTreeMap<&'static str, Summary>
             not_measured(per["load_seconds"].median),
             per["peak_rss_mib"].median,
             per["cpu_seconds"].median,
-            outl.join(", ")
+            outl.join(", "),
+            epochs(per.get("measured_epochs"))
         );
+    }
+}
+
+/// The `epochs` cell of a configuration: its median measured epochs, marked when too few.
+fn epochs(measured: Option<&Summary>) -> String {
+    match measured.map(|m| m.median) {
+        Some(e) if e.is_nan() || e == 0.0 => "–".to_string(),
+        Some(e) if e < MIN_MEASURED_EPOCHS => format!("{e:.0} (too few)"),
+        Some(e) => format!("{e:.0}"),
+        None => "–".to_string(),
     }
 }
 
@@ -219,5 +234,23 @@ fn figure_links(md: &mut String, figures: &[Panel]) {
     md.push_str("\n## Figures\n\n");
     for panel in figures {
         let _ = writeln!(md, "![{}]({})\n", panel.title(), panel.file);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `epochs` column: the median of the repetitions' measured epochs, marked below the
+    /// minimum; a configuration timed as a whole (no epochs) shows a dash.
+    #[test]
+    fn short_configurations_are_marked() {
+        let cell = |xs: &[f64]| epochs(Some(&Summary::of(xs, BOOTSTRAP_SEED)));
+        assert_eq!(cell(&[3.0, 2.0, 2.0]), "2 (too few)");
+        assert_eq!(cell(&[9.0, 9.0, 30.0]), "9 (too few)");
+        assert_eq!(cell(&[10.0, 12.0, 11.0]), "11");
+        assert_eq!(cell(&[0.0, 0.0]), "–");
+        assert_eq!(cell(&[]), "–");
+        assert_eq!(epochs(None), "–");
     }
 }
