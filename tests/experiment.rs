@@ -373,6 +373,37 @@ fn processes_are_a_sweep_dimension() {
     assert!(report.contains("| tiny/churn/wcc/ripples/w2/n2/b300 |"), "{report}");
 }
 
+/// `ripples-shares` is `ripples run` with WCC's per-worker forests: it sweeps the processes as
+/// `ripples` does, its cells pass `--wcc-layout shares`, their results agree with the oracle, and
+/// the report has a COST line for it.
+#[test]
+fn ripples_shares_is_the_shares_layout() {
+    let files = Files::new();
+    let toml = experiment(
+        "repetitions = 1\nworkers = [1, 2]\nprocesses = [1, 2]\nstreams = [\"churn\"]\n\
+         systems = [\"ripples\", \"ripples-shares\", \"bench:recompute\"]\n[stream]\nchurn_updates = 600",
+        "",
+    );
+    let out = run(&files, &toml, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let recs = records(&files.path("out/results.jsonl"));
+    let mut shares = Vec::new();
+    for r in &recs {
+        assert_eq!((r["status"].as_str(), r["agrees"].as_bool()), (Some("ok"), Some(true)), "{r}");
+        let cmd: Vec<&str> = r["command"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        let layout = cmd.windows(2).any(|w| w == ["--wcc-layout", "shares"]);
+        assert_eq!(layout, r["cell"]["system"] == "ripples-shares", "{cmd:?}");
+        if layout {
+            shares.push((r["cell"]["workers"].as_u64().unwrap(), r["cell"]["processes"].as_u64().unwrap_or(1)));
+        }
+    }
+    shares.sort();
+    assert_eq!(shares, [(1, 1), (1, 2), (2, 1), (2, 2)]);
+    let report = read(&files.path("out/report.md"));
+    assert!(report.contains("| tiny/churn/wcc/ripples-shares/w1/n2/b300 |"), "{report}");
+    assert!(report.contains("| tiny | wcc | churn | 300 | ripples-shares | 2 | bench:recompute |"), "{report}");
+}
+
 /// A cell under `memory_limit_mb` that runs out of memory is recorded as `oom`, with the limit:
 /// 70 MiB of address space starts `ripples run` (about 45 are needed) but does not hold a
 /// 500,000-edge graph (about 110); the tiny graph under a generous limit is `ok`.

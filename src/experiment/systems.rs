@@ -1,4 +1,5 @@
-//! The systems an experiment runs its cells on ([`System`]): `ripples`, the systems of
+//! The systems an experiment runs its cells on ([`System`]): `ripples` (and `ripples-shares`,
+//! WCC with its per-worker forests), the systems of
 //! `ripples bench` as `bench:NAME` (`bench:uf-dense`, `bench:recompute`, `bench:dd-propagate`,
 //! `bench:ripples-general`, ...) and the user's `[commands.NAME]` tables.
 //!
@@ -21,6 +22,10 @@ pub const PREFIX: &str = "bench:";
 /// The name of the built-in system: `ripples run` in a child process.
 pub const RIPPLES: &str = "ripples";
 
+/// The built-in system with WCC's fully dynamic path spread over the workers: `ripples run
+/// --wcc-layout shares` (for WCC only).
+pub const RIPPLES_SHARES: &str = "ripples-shares";
+
 /// The bench systems that run on one thread whatever `-w` says: the sequential baselines of a
 /// COST figure.
 pub const SEQUENTIAL: &[&str] = &["uf-hash", "uf-dense", "recompute"];
@@ -32,6 +37,8 @@ pub const SEQUENTIAL: &[&str] = &["uf-hash", "uf-dense", "recompute"];
 pub enum System {
     /// `ripples`: `ripples run` in a child process.
     Ripples,
+    /// `ripples-shares`: `ripples run wcc --wcc-layout shares` in a child process.
+    RipplesShares,
     /// `bench:NAME`: the system NAME of `ripples bench` (the name without [`PREFIX`]), run by
     /// `ripples experiment system` in the cell's child process.
     Bench(String),
@@ -45,6 +52,8 @@ impl System {
     pub fn named(name: &str) -> System {
         if name == RIPPLES {
             System::Ripples
+        } else if name == RIPPLES_SHARES {
+            System::RipplesShares
         } else if let Some(bench) = name.strip_prefix(PREFIX) {
             System::Bench(bench.to_string())
         } else {
@@ -61,7 +70,7 @@ impl System {
     /// The names an experiment file may give: `ripples`, the bench systems ([`bench_names`]) with
     /// their prefix, the commands' names.
     pub fn known(commands: &BTreeMap<String, Vec<String>>) -> Vec<String> {
-        let mut known = vec![RIPPLES.to_string()];
+        let mut known = vec![RIPPLES.to_string(), RIPPLES_SHARES.to_string()];
         known.extend(bench_names().into_iter().map(|n| format!("{PREFIX}{n}")));
         known.extend(commands.keys().cloned());
         known
@@ -72,8 +81,17 @@ impl System {
         matches!(self, System::Bench(name) if SEQUENTIAL.contains(&name.as_str()))
     }
 
-    /// Whether the system runs `algorithm` over `stream` (every system but a bench system does).
+    /// Whether this is `ripples run` (either layout): the systems that sweep `processes`.
+    pub fn is_ripples(&self) -> bool {
+        matches!(self, System::Ripples | System::RipplesShares)
+    }
+
+    /// Whether the system runs `algorithm` over `stream` (every system but a bench system does;
+    /// `ripples-shares` runs WCC only).
     pub fn applies(&self, algorithm: &str, stream: &str) -> bool {
+        if *self == System::RipplesShares {
+            return algorithm == "wcc";
+        }
         let System::Bench(name) = self else { return true };
         if stream.starts_with("event-") || algorithm == "bfs" || algorithm == "sssp" {
             // No event times in a bench stream; bench picks its own BFS/SSSP source.
@@ -87,6 +105,7 @@ impl fmt::Display for System {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             System::Ripples => f.write_str(RIPPLES),
+            System::RipplesShares => f.write_str(RIPPLES_SHARES),
             System::Bench(name) => write!(f, "{PREFIX}{name}"),
             System::Command(name) => f.write_str(name),
         }

@@ -319,8 +319,7 @@ impl Experiment {
                 }
                 for a in &self.algorithms {
                     for sys in self.systems.iter().filter(|sys| sys.applies(a, s)) {
-                        let processes: Vec<usize> =
-                            if *sys == System::Ripples { self.processes.clone() } else { vec![1] };
+                        let processes: Vec<usize> = if sys.is_ripples() { self.processes.clone() } else { vec![1] };
                         let workers: Vec<usize> = if sys.sequential() { vec![1] } else { self.workers.clone() };
                         for &p in &processes {
                             for &w in &workers {

@@ -36,7 +36,7 @@ fn command(exp: &Experiment, cell: &Cell, exe: &Path, files: &StreamFiles, outpu
         }
     };
     match &cell.system {
-        System::Ripples => {
+        System::Ripples | System::RipplesShares => {
             let mut argv: Vec<String> = vec![p(exe), "run".into(), cell.algorithm.clone()];
             flags(
                 &mut argv,
@@ -52,6 +52,9 @@ fn command(exp: &Experiment, cell: &Cell, exe: &Path, files: &StreamFiles, outpu
             // The figures are the algorithm's: without the graph's census (on insert-only
             // streams it would cost more than WCC itself).
             argv.extend(["-q".to_string(), "--no-census".to_string()]);
+            if cell.system == System::RipplesShares {
+                argv.extend(["--wcc-layout".to_string(), "shares".to_string()]);
+            }
             if exp.profile {
                 // Beside the stats: cells/KEY/profile.json (and .svg).
                 argv.extend(["--profile".to_string(), p(&stats.with_file_name("profile.json"))]);
