@@ -192,18 +192,10 @@ fn first_sights<'a>(
                 input.for_each(|cap, data| {
                     let mut session = output.session(&cap);
                     for (key, t, diff) in data.drain(..) {
-                        let earlier = match sent.entry(key) {
-                            std::collections::hash_map::Entry::Vacant(slot) => {
-                                slot.insert(t);
-                                true
-                            }
-                            std::collections::hash_map::Entry::Occupied(mut slot) if t < *slot.get() => {
-                                slot.insert(t);
-                                true
-                            }
-                            std::collections::hash_map::Entry::Occupied(_) => false,
-                        };
-                        if earlier {
+                        // A key not sent yet counts as sent at the end of time.
+                        let sent_at = sent.entry(key).or_insert(Time::MAX);
+                        if t < *sent_at {
+                            *sent_at = t;
                             session.give((key, t, diff));
                         }
                     }

@@ -58,19 +58,16 @@ fn same_dataflow_everywhere(
     options: &RunOptions,
     algorithms: &[Box<dyn Algorithm>],
 ) -> Result<Agreed, RunError> {
+    let count_graph = options.stats.is_some() && options.census;
     if options.layout.processes <= 1 {
-        return Ok(Agreed {
-            count_graph: options.stats.is_some() && options.census,
-            profile: options.profiler.is_some(),
-        });
+        return Ok(Agreed { count_graph, profile: options.profiler.is_some() });
     }
     let describe = |a: &dyn Algorithm| match a.parameters() {
         p if p.is_empty() => a.name(),
         p => format!("{} {}", a.name(), p),
     };
     let mine: Vec<String> = algorithms.iter().map(|a| describe(a.as_ref())).collect();
-    let all =
-        allgather::allgather(worker, (mine, options.stats.is_some() && options.census, options.profiler.is_some()));
+    let all = allgather::allgather(worker, (mine, count_graph, options.profiler.is_some()));
     let agreed = Agreed { count_graph: all[0].1, profile: all[0].2 };
     let all: Vec<Vec<String>> = all.into_iter().map(|(described, _, _)| described).collect();
     let workers = options.layout.workers.max(1);
