@@ -16,7 +16,7 @@ use differential_dataflow::input::InputSession;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use ripples::dataflow::wcc::{Wcc, WccGeneral};
-use ripples::dataflow::wcc_dynamic::{ForestLayout, WccDynamic, DEFAULT_BUDGET};
+use ripples::dataflow::wcc_dynamic::{ForestLayout, ForestParams, WccDynamic, DEFAULT_BUDGET};
 use ripples::dataflow::{Algorithm, GraphInput};
 use ripples::driver::{self, RunOptions};
 use ripples::sinks::Change;
@@ -599,13 +599,25 @@ fn two_process_report<A: Algorithm + Clone + Send + Sync + 'static>(
     time_limit: Option<std::time::Duration>,
     stats: bool,
 ) -> driver::RunReport {
+    let stream = memory(s, batch);
+    two_process_options_report(workers, wcc, time_limit, stats, move || RunOptions::memory(stream.clone(), workers))
+}
+
+/// [`two_process_report`] with the options `make` gives (their layout and limits set here).
+fn two_process_options_report<A: Algorithm + Clone + Send + Sync + 'static>(
+    workers: usize,
+    wcc: A,
+    time_limit: Option<std::time::Duration>,
+    stats: bool,
+    make: impl Fn() -> RunOptions,
+) -> driver::RunReport {
     use ripples::driver::Layout;
     let files = Files::new();
     let hosts = format!("127.0.0.1:{}\n127.0.0.1:{}\n", common::process::free_port(), common::process::free_port());
     let hostfile = files.write("hosts", &hosts);
     let runs: Vec<_> = (0..2)
         .map(|process| {
-            let mut options = RunOptions::memory(memory(s, batch), workers);
+            let mut options = make();
             options.layout =
                 Layout { processes: 2, process, hostfile: Some(hostfile.clone()), ..Layout::threads(workers) };
             if process == 0 {
@@ -688,6 +700,59 @@ fn two_processes_in_either_layout_write_one_workers_change_log() {
                     "seed {seed} batch {batch} workers {workers} layout {layout:?}: two processes' change log differs"
                 );
             }
+        }
+    }
+}
+
+/// Two processes reading files in the shares layout, where each process reads the whole edge
+/// file and keeps the pairs its workers' shares own, and feeds of each epoch's updates the ones
+/// they own (the driver's placement): 1 and 2 workers each, on the dynamic path (adversarial
+/// streams) and on the insert-only path (which keeps what each worker is fed); the change log
+/// equals one worker's general path, the oracle's at every epoch.
+#[test]
+fn two_processes_reading_files_in_the_shares_layout_write_one_workers_change_log() {
+    let shares = ForestParams::default().with_layout(ForestLayout::Shares);
+    for seed in [81u64, 82, 83] {
+        let insert_only = seed == 83;
+        let s = if insert_only {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut pick = || rng.gen_range(0..50u64);
+            let initial: Vec<(Node, Node)> = (0..40).map(|_| (pick(), pick())).collect();
+            let updates: Vec<Update> = (0..150).map(|_| Update::insert(pick(), pick())).collect();
+            RandomStream { vertices: vec![], initial, epochs: vec![updates] }
+        } else {
+            adversarial_stream(seed, 30 + seed as usize % 7, 40, 160)
+        };
+        let batch = 2 + seed as usize % 5;
+        let general = general_log_checked(&s, batch, seed);
+        let files = Files::new();
+        let graph = files.path("graph.e");
+        ripples::sources::write_edges(&graph, &s.initial).expect("edge file");
+        let updates = files.path("updates.txt");
+        let all: Vec<Update> = s.epochs.iter().flatten().copied().collect();
+        ripples::sources::write_updates(&updates, &all).expect("update file");
+        let vertices = (!s.vertices.is_empty()).then(|| files.path("vertices.txt"));
+        if let Some(path) = &vertices {
+            ripples::sources::write_vertices(path, &s.vertices).expect("vertex file");
+        }
+        let source = driver::FileSource {
+            graph: Some(graph),
+            vertices,
+            updates: Some(updates),
+            batch: Some(batch),
+            ..driver::FileSource::default()
+        };
+        for workers in [1, 2] {
+            let make = || RunOptions {
+                source: driver::Source::Files(source.clone()),
+                ..RunOptions::memory(driver::MemoryStream::default(), workers)
+            };
+            let report = two_process_options_report(workers, Wcc.with_forest(shares), None, false, make);
+            let log = report.changes.expect("process 0 reports its change log");
+            assert!(
+                log == general,
+                "seed {seed} batch {batch} workers {workers} insert-only {insert_only}: two processes' change log differs"
+            );
         }
     }
 }

@@ -697,38 +697,51 @@ fn one_process_and_two_processes_write_identical_files() {
     for case in [CASES[2], CASES[5]] {
         let one = check_case(&files, &case, &[], None, "1");
         let path = files.path(&format!("u{}.txt", case.seed));
-        let hosts = files
-            .write(&format!("hosts{}", case.seed), &format!("127.0.0.1:{}\n127.0.0.1:{}\n", free_port(), free_port()));
-        let children: Vec<Child> = (0..2)
-            .map(|p| {
-                let mut args: Vec<String> = vec!["run".into(), "wcc".into(), "-q".into(), "--updates".into(), s(&path)];
-                args.extend(case.args("drop"));
-                let tag = format!("mp{}-{}", case.seed, p);
-                args.extend(["--changes".into(), s(&files.path(&format!("{}-c.txt", tag)))]);
-                args.extend(["--output".into(), s(&files.path(&format!("{}-o.txt", tag)))]);
-                args.extend(["-w", "1", "-n", "2", "-p"].map(String::from));
-                args.extend([p.to_string(), "--hostfile".into(), s(&hosts)]);
-                bin().args(&args).stderr(std::process::Stdio::piped()).spawn().unwrap()
-            })
-            .collect();
-        for child in children {
-            let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "{:?}: a process failed: {}", case, String::from_utf8_lossy(&out.stderr));
+        // Either layout: with shares every process reads the whole stream and feeds the pairs
+        // its workers own.
+        for (l, layout) in [&[][..], &["--wcc-layout", "shares"][..]].into_iter().enumerate() {
+            let hosts = files.write(
+                &format!("hosts{}-{l}", case.seed),
+                &format!("127.0.0.1:{}\n127.0.0.1:{}\n", free_port(), free_port()),
+            );
+            let children: Vec<Child> = (0..2)
+                .map(|p| {
+                    let mut args: Vec<String> =
+                        vec!["run".into(), "wcc".into(), "-q".into(), "--updates".into(), s(&path)];
+                    args.extend(case.args("drop"));
+                    args.extend(layout.iter().map(|a| a.to_string()));
+                    let tag = format!("mp{}-{l}-{}", case.seed, p);
+                    args.extend(["--changes".into(), s(&files.path(&format!("{}-c.txt", tag)))]);
+                    args.extend(["--output".into(), s(&files.path(&format!("{}-o.txt", tag)))]);
+                    args.extend(["-w", "1", "-n", "2", "-p"].map(String::from));
+                    args.extend([p.to_string(), "--hostfile".into(), s(&hosts)]);
+                    bin().args(&args).stderr(std::process::Stdio::piped()).spawn().unwrap()
+                })
+                .collect();
+            for child in children {
+                let out = child.wait_with_output().unwrap();
+                assert!(
+                    out.status.success(),
+                    "{:?} {layout:?}: a process failed: {}",
+                    case,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            let tag = format!("mp{}-{l}-0", case.seed);
+            assert_eq!(
+                one.changes,
+                read(&files.path(&format!("{}-c.txt", tag))),
+                "{:?} {layout:?}: --changes differ between 1 and 2 processes",
+                case
+            );
+            assert_eq!(
+                one.output,
+                read(&files.path(&format!("{}-o.txt", tag))),
+                "{:?} {layout:?}: --output differs between 1 and 2 processes",
+                case
+            );
+            assert!(!files.path(&format!("mp{}-{l}-1-c.txt", case.seed)).exists(), "only process 0 writes");
         }
-        let tag = format!("mp{}-0", case.seed);
-        assert_eq!(
-            one.changes,
-            read(&files.path(&format!("{}-c.txt", tag))),
-            "{:?}: --changes differ between 1 and 2 processes",
-            case
-        );
-        assert_eq!(
-            one.output,
-            read(&files.path(&format!("{}-o.txt", tag))),
-            "{:?}: --output differs between 1 and 2 processes",
-            case
-        );
-        assert!(!files.path(&format!("mp{}-1-c.txt", case.seed)).exists(), "only process 0 writes");
     }
 }
 

@@ -126,6 +126,10 @@ impl Algorithm for Wcc {
         // forests.
         insert_only || self.forest.layout == super::wcc_dynamic::ForestLayout::Shares
     }
+    fn input_route(&self) -> Option<super::InputRoute> {
+        // The shares' pairs (the insert-only path keeps whatever each worker is fed).
+        (self.forest.layout == super::wcc_dynamic::ForestLayout::Shares).then_some(super::wcc_dynamic::share_route())
+    }
     fn name(&self) -> String {
         "wcc".to_string()
     }

@@ -7,6 +7,12 @@
 //!   each epoch's batch, worker `i` of `p` feeds the contiguous slice `[n*i/p, n*(i+1)/p)` of
 //!   its `n` updates (see [`WorkerShare`]), so the workers together feed every update exactly
 //!   once without copying the stream.
+//! * In a cluster, an algorithm that routes every input edge to a worker by a hash of it
+//!   ([`crate::dataflow::Algorithm::input_route`]) gets its edges placed by that hash instead
+//!   ([`Placement`]): each process reads the whole edge file, split among its own workers by
+//!   byte range, and keeps the edges the hash sends to one of its workers; of each epoch's
+//!   updates its workers feed the ones it sends there. So no input edge crosses the network on
+//!   its way to its worker.
 //! * Validation happens before anything is fed: a malformed line anywhere, or a deletion of an
 //!   edge copy that is not present at that point of the stream, stops the run on every worker
 //!   with the same message (the earliest error: graph file, then vertex file, then update file,
@@ -19,7 +25,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use crate::sources::parse::{read_edges_range, read_vertices_range, SourceError};
+use crate::dataflow::InputRoute;
+use crate::sources::parse::{read_edges_range, read_edges_range_where, read_vertices_range, SourceError};
 use crate::sources::window::{check_update, EventClock, LatePolicy, WindowSpec};
 use crate::types::{weight_bits, Diff, Edge, Node, Time, Update};
 
@@ -237,9 +244,34 @@ impl UpdateList {
     }
 }
 
+/// Where a cluster's workers feed the input edges when the algorithm routes them by a hash
+/// ([`crate::dataflow::Algorithm::input_route`]): every edge at a worker of the process whose
+/// workers the hash names, so that the dataflow's own exchange keeps it in that process.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement {
+    /// The algorithm's hash: the edge's worker is `route(s, d) % peers`.
+    pub route: InputRoute,
+    /// Workers in the cluster.
+    pub peers: usize,
+    /// This process's first worker (global index) ...
+    pub first: usize,
+    /// ... and its number of workers.
+    pub workers: usize,
+}
+
+impl Placement {
+    /// Whether the edge `(s, d)` belongs to this process.
+    #[inline]
+    fn keeps(&self, s: Node, d: Node) -> bool {
+        let worker = ((self.route)(s, d) % self.peers as u64) as usize;
+        worker.wrapping_sub(self.first) < self.workers
+    }
+}
+
 /// What one worker feeds into the dataflow: its share of the initial graph, and its share of
 /// every epoch of updates (a contiguous slice of the epoch's batch, so that the workers together
-/// feed every update exactly once without copying the stream).
+/// feed every update exactly once without copying the stream; with a [`Placement`], the updates
+/// of the worker's slice of its process's share that belong to the process).
 #[derive(Debug, Default)]
 pub struct WorkerShare {
     /// The worker's share of the vertex file's vertices.
@@ -254,6 +286,8 @@ pub struct WorkerShare {
     bounds: Vec<usize>,
     index: usize,
     peers: usize,
+    /// In a cluster: which edges this process feeds.
+    placement: Option<Placement>,
 }
 
 impl WorkerShare {
@@ -274,21 +308,36 @@ impl WorkerShare {
             self.bounds[epoch - 1]..self.bounds[epoch]
         }
     }
-    /// This worker's slice (positions in the update list) of update epoch `epoch` (1-based).
+    /// This worker's slice (positions in the update list) of update epoch `epoch` (1-based):
+    /// its part of the epoch, or with a [`Placement`] its part of what its process reads.
     fn slice(&self, epoch: usize) -> std::ops::Range<usize> {
+        let (part, parts) = match &self.placement {
+            Some(p) => (self.index - p.first, p.workers),
+            None => (self.index, self.peers),
+        };
         let std::ops::Range { start, end } = self.epoch_range(epoch);
         let n = end - start;
-        start + n * self.index / self.peers..start + n * (self.index + 1) / self.peers
+        start + n * part / parts..start + n * (part + 1) / parts
+    }
+    /// Whether this worker's process feeds `edge` (always, without a [`Placement`]).
+    #[inline]
+    fn keeps(&self, edge: &Edge) -> bool {
+        self.placement.as_ref().is_none_or(|p| p.keeps(edge.0, edge.1))
     }
     /// This worker's updates of update epoch `epoch` (1-based).
     pub fn epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Diff)> + '_ {
-        self.slice(epoch).map(|i| self.updates.get(i))
+        self.slice(epoch).map(|i| self.updates.get(i)).filter(|(e, _)| self.keeps(e))
     }
     /// This worker's updates of update epoch `epoch` (1-based) of a windowed run, with their
     /// event times.
     pub fn timed_epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Time)> + '_ {
         let range = self.slice(epoch);
-        range.clone().map(|i| self.updates.get(i).0).zip(&self.times[range]).map(|(e, &t)| (e, t))
+        range
+            .clone()
+            .map(|i| self.updates.get(i).0)
+            .zip(&self.times[range])
+            .map(|(e, &t)| (e, t))
+            .filter(|(e, _)| self.keeps(e))
     }
 }
 
@@ -375,6 +424,7 @@ pub fn load(
     trusted: bool,
     window: Option<&WindowSpec>,
     process: &ProcessInput,
+    placement: Option<Placement>,
 ) -> Result<(WorkerShare, InputFacts), InputFailure> {
     let (taken, shared) = (process.taken.as_ref(), &process.updates);
     let index = worker.index();
@@ -382,7 +432,7 @@ pub fn load(
 
     // 1. Local parsing.
     let mut local = match source {
-        Source::Files(files) => parse_files(files, index, peers, window, shared),
+        Source::Files(files) => parse_files(files, index, peers, window, shared, placement),
         Source::Live(_) => return Err(setup_failure("internal error: live input is not loaded up front")),
         Source::Memory(_) if window.is_some() => {
             return Err(setup_failure("windows need event times: give an update file whose lines end with @T"))
@@ -464,14 +514,16 @@ fn setup_failure(message: &str) -> InputFailure {
     InputFailure { exit_code: 1, order: (0, 0), message: message.to_string() }
 }
 
-/// Step 1 for files: this worker's byte ranges of the edge and vertex files, and the whole
-/// update file, each update checked against the window spec.
+/// Step 1 for files: this worker's byte ranges of the edge and vertex files (with a
+/// [`Placement`], its byte range of the part of the edge file its process reads, the process's
+/// edges kept), and the whole update file, each update checked against the window spec.
 fn parse_files(
     files: &FileSource,
     index: usize,
     peers: usize,
     window: Option<&WindowSpec>,
     shared: &SharedUpdates,
+    placement: Option<Placement>,
 ) -> Parsed {
     let mut local = Parsed {
         update_label: String::from("<generated updates>"),
@@ -479,9 +531,14 @@ fn parse_files(
         first_batch: files.first_batch,
         ..Parsed::default()
     };
+    local.share.placement = placement;
     if let Some(path) = &files.graph {
         local.bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        match read_edges_range(path, index, peers) {
+        let edges = match &placement {
+            Some(p) => read_edges_range_where(path, index - p.first, p.workers, |s, d| p.keeps(s, d)),
+            None => read_edges_range(path, index, peers),
+        };
+        match edges {
             Ok(edges) => local.share.initial = edges.into_iter().map(|(s, d, w)| (s, d, weight_bits(w))).collect(),
             Err(e) => local.error = Some(failure(0, e)),
         }
@@ -783,5 +840,84 @@ mod epoch_tests {
         assert_eq!(r(10, Some(20), 2), vec![0..10]);
         assert_eq!(r(0, Some(3), 2), Vec::<std::ops::Range<usize>>::new());
         assert_eq!(r(3, None, 5), vec![0..3]);
+    }
+}
+
+#[cfg(test)]
+mod placement_tests {
+    use super::*;
+
+    /// Any hash will do: the placement only follows it.
+    fn route(s: Node, d: Node) -> u64 {
+        s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ d.rotate_left(7)
+    }
+
+    /// Every process reads the whole files; over all workers of all processes each edge copy
+    /// and each update is fed exactly once, at a worker of
+    /// the process the route names.
+    #[test]
+    fn a_cluster_feeds_each_edge_once_at_a_process_its_route_names() {
+        let dir = std::env::temp_dir().join(format!("ripples-placement-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let edges: Vec<(Node, Node)> = (0..997u64).map(|i| (i * 7 % 101, i * 13 % 89)).collect();
+        let updates: Vec<Update> = edges
+            .iter()
+            .step_by(3)
+            .map(|&(s, d)| Update::delete(s, d))
+            .chain((0..300).map(|i| Update::insert(i, i + 1)))
+            .collect();
+        let (graph, update_file) = (dir.join("g.e"), dir.join("u.txt"));
+        crate::sources::write_edges(&graph, &edges).expect("edge file");
+        crate::sources::write_updates(&update_file, &updates).expect("update file");
+        let files =
+            FileSource { graph: Some(graph), updates: Some(update_file), batch: Some(37), ..FileSource::default() };
+        let owner = |s: Node, d: Node, peers: usize| (route(s, d) % peers as u64) as usize;
+        for (processes, workers) in [(2usize, 1usize), (2, 2), (3, 2)] {
+            let peers = processes * workers;
+            let what = format!("{processes} processes of {workers} workers");
+            let mut fed_initial: Vec<(Node, Node)> = Vec::new();
+            let epochs = updates.len().div_ceil(37);
+            let mut fed_epochs: Vec<Vec<(Node, Node, Diff)>> = vec![Vec::new(); epochs];
+            for process in 0..processes {
+                let shared = SharedUpdates::new(workers);
+                for local in 0..workers {
+                    let index = process * workers + local;
+                    let placement = Placement { route, peers, first: process * workers, workers };
+                    let parsed = parse_files(&files, index, peers, None, &shared, Some(placement));
+                    assert!(parsed.error.is_none(), "{what}: {:?}", parsed.error);
+                    let share = cut_epochs(parsed, &Source::Files(files.clone()), index, peers, &shared);
+                    assert_eq!(share.epochs(), epochs, "{what}");
+                    for &(s, d, _) in &share.initial {
+                        assert_eq!(owner(s, d, peers) / workers, process, "{what}: ({s}, {d}) at process {process}");
+                        fed_initial.push((s, d));
+                    }
+                    for (e, fed) in fed_epochs.iter_mut().enumerate() {
+                        for ((s, d, _), diff) in share.epoch(e + 1) {
+                            assert_eq!(
+                                owner(s, d, peers) / workers,
+                                process,
+                                "{what}: update ({s}, {d}) at process {process}"
+                            );
+                            fed.push((s, d, diff));
+                        }
+                    }
+                }
+            }
+            let sorted = |mut v: Vec<(Node, Node)>| {
+                v.sort_unstable();
+                v
+            };
+            assert_eq!(sorted(fed_initial), sorted(edges.clone()), "{what}: the initial graph fed");
+            for (e, fed) in fed_epochs.iter_mut().enumerate() {
+                let mut want: Vec<(Node, Node, Diff)> = updates[e * 37..((e + 1) * 37).min(updates.len())]
+                    .iter()
+                    .map(|u| (u.src, u.dst, u.diff as Diff))
+                    .collect();
+                want.sort_unstable();
+                fed.sort_unstable();
+                assert_eq!(fed, &want, "{what}: epoch {}", e + 1);
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -98,7 +98,7 @@ pub(crate) fn run_worker(
     // profiler of its own still contributes its workers' figures to process 0's.
     let profiler = profile.then(|| options.profiler.clone().unwrap_or_default());
     let profiling = profiler.as_ref().and_then(|p| p.install(worker));
-    let (mut share, facts) = load(worker, options, process_input)?;
+    let (mut share, facts) = load(worker, options, process_input, placement(worker, options, algorithms))?;
     let load_seconds = started.elapsed().as_secs_f64();
     write_late_output(worker, options, &facts)?;
     let shape = StreamShape::of(options, live, &facts);
@@ -165,12 +165,32 @@ pub(crate) fn run_worker(
     writer.finish(options, algorithms, facts).map(Some)
 }
 
+/// In a cluster whose algorithms route their input edges by a hash
+/// ([`Algorithm::input_route`]): the edges this process's workers feed. Not with an algorithm
+/// that reads the arrival order (where an edge is fed is part of that order), nor with two
+/// algorithms that route.
+fn placement(worker: &Worker, options: &RunOptions, algorithms: &[Box<dyn Algorithm>]) -> Option<input::Placement> {
+    let (processes, workers) = (options.layout.processes, options.layout.workers.max(1));
+    if processes <= 1 || algorithms.iter().any(|a| a.arrival_order()) {
+        return None;
+    }
+    let mut routes = algorithms.iter().filter_map(|a| a.input_route());
+    let route = routes.next()?;
+    if routes.next().is_some() {
+        // (Function pointers do not compare reliably: two routes are never taken for one.)
+        return None;
+    }
+    let first = worker.index() / workers * workers;
+    Some(input::Placement { route, peers: worker.peers(), first, workers })
+}
+
 /// Step 1: this worker's share of the files or of the stream in memory, validated by every
 /// worker. (Live input is read by the front end instead; its vertex file here.)
 fn load(
     worker: &mut Worker,
     options: &RunOptions,
     process_input: &input::ProcessInput,
+    placement: Option<input::Placement>,
 ) -> Result<(WorkerShare, InputFacts), RunError> {
     match &options.source {
         Source::Live(cfg) => {
@@ -180,7 +200,9 @@ fn load(
             }
             Ok((share, InputFacts::default()))
         }
-        source => Ok(input::load(worker, source, options.trusted_input, options.window.as_ref(), process_input)?),
+        source => {
+            Ok(input::load(worker, source, options.trusted_input, options.window.as_ref(), process_input, placement)?)
+        }
     }
 }
 

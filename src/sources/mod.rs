@@ -84,7 +84,7 @@ pub mod window;
 pub use generate::{erdos_renyi, rmat};
 pub use parse::{
     parse_edge_line, parse_timed_update_line, parse_update_line, parse_vertex_line, read_edges, read_edges_range,
-    read_timed_updates, read_updates, read_vertices, read_vertices_range, write_edges, write_updates, write_vertices,
-    InputError, LineError, SourceError,
+    read_edges_range_where, read_timed_updates, read_updates, read_vertices, read_vertices_range, write_edges,
+    write_updates, write_vertices, InputError, LineError, SourceError,
 };
 pub use stream::{churn, insert_only, sliding_window};

@@ -279,12 +279,21 @@ impl WccDynamic {
     }
 }
 
+/// How [`ForestLayout::Shares`] routes an edge to its share's worker (an
+/// [`Algorithm::input_route`]).
+pub fn share_route() -> crate::dataflow::InputRoute {
+    operator::pair_worker
+}
+
 impl Algorithm for WccDynamic {
     fn parameters(&self) -> String {
         format!("{:?}", self.params)
     }
     fn round_trips(&self, _insert_only: bool) -> bool {
         self.params.layout == ForestLayout::Shares
+    }
+    fn input_route(&self) -> Option<crate::dataflow::InputRoute> {
+        (self.params.layout == ForestLayout::Shares).then_some(share_route())
     }
     fn name(&self) -> String {
         "wcc".to_string()

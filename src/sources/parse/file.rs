@@ -221,6 +221,28 @@ pub fn read_edges_range(
     read_range(path, index, peers, parse_edge_bytes)
 }
 
+/// [`read_edges_range`], keeping only the edges `(s, d)` for which `keep(s, d)` holds (the others
+/// are parsed and checked, then dropped as they are read): a reader that needs a subset of the
+/// file's edges never lists the rest.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("ripples-doc-where-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("g.e");
+/// std::fs::write(&path, "1 2\n2 3\n3 4\n4 5\n").unwrap();
+/// let odd = ripples::sources::read_edges_range_where(&path, 0, 1, |s, _| s % 2 == 1).unwrap();
+/// assert_eq!(odd, vec![(1, 2, None), (3, 4, None)]);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn read_edges_range_where(
+    path: &Path,
+    index: usize,
+    peers: usize,
+    keep: impl Fn(Node, Node) -> bool,
+) -> Result<Vec<(Node, Node, Option<f64>)>, SourceError> {
+    read_range(path, index, peers, |line| Ok(parse_edge_bytes(line)?.filter(|&(s, d, _)| keep(s, d))))
+}
+
 /// The vertex-file counterpart of [`read_edges_range`].
 pub fn read_vertices_range(path: &Path, index: usize, peers: usize) -> Result<Vec<Node>, SourceError> {
     read_range(path, index, peers, parse_vertex_bytes)
