@@ -312,22 +312,22 @@ pub trait Algorithm: Send + Sync + 'static {
         let _ = insert_only;
         false
     }
-    /// The hash by which this algorithm's dataflow sends each input edge `(s, d)` to a worker
-    /// first (to worker `hash(s, d) % peers`), if it does so with every edge (`None`, the
-    /// default: it does not, or keeps edges where they are fed). In a cluster the driver then
-    /// feeds each edge at a worker of the process that hash names (every process reads the
-    /// whole edge file and keeps its own edges, and the same of every epoch's updates), so no
-    /// input edge crosses the network, and neither the sending processes nor the receiving
-    /// ones hold the edges in transit. Only a placement: what the workers feed together is the
-    /// same, so the results are too.
+    /// The worker to which this algorithm's dataflow sends each input edge `(s, d)` first,
+    /// of `peers` workers, if it does so with every edge (`None`, the default: it does not, or
+    /// keeps edges where they are fed). In a cluster the driver then feeds each edge at a
+    /// worker of the process of that worker (every process reads the whole edge file and keeps
+    /// its own edges, and the same of every epoch's updates), so no input edge crosses the
+    /// network, and neither the sending processes nor the receiving ones hold the edges in
+    /// transit. Only a placement: what the workers feed together is the same, so the results
+    /// are too.
     fn input_route(&self) -> Option<InputRoute> {
         None
     }
 }
 
-/// How an algorithm routes its input edges to workers ([`Algorithm::input_route`]): a hash of
-/// the edge's endpoints, the worker being the hash modulo the number of workers.
-pub type InputRoute = fn(Node, Node) -> u64;
+/// How an algorithm routes its input edges to workers ([`Algorithm::input_route`]): the worker,
+/// of `peers` (the third argument), that the edge `(s, d)` goes to.
+pub type InputRoute = fn(Node, Node, usize) -> usize;
 
 /// A user-defined algorithm: a name, a closure that builds the dataflow, and a value format.
 pub struct Custom<F> {

@@ -7,10 +7,10 @@
 //!   each epoch's batch, worker `i` of `p` feeds the contiguous slice `[n*i/p, n*(i+1)/p)` of
 //!   its `n` updates (see [`WorkerShare`]), so the workers together feed every update exactly
 //!   once without copying the stream.
-//! * In a cluster, an algorithm that routes every input edge to a worker by a hash of it
-//!   ([`crate::dataflow::Algorithm::input_route`]) gets its edges placed by that hash instead
+//! * In a cluster, an algorithm that routes every input edge to a worker by the edge alone
+//!   ([`crate::dataflow::Algorithm::input_route`]) gets its edges placed by that route instead
 //!   ([`Placement`]): each process reads the whole edge file, split among its own workers by
-//!   byte range, and keeps the edges the hash sends to one of its workers; of each epoch's
+//!   byte range, and keeps the edges the route sends to one of its workers; of each epoch's
 //!   updates its workers feed the ones it sends there. So no input edge crosses the network on
 //!   its way to its worker.
 //! * Validation happens before anything is fed: a malformed line anywhere, or a deletion of an
@@ -244,12 +244,12 @@ impl UpdateList {
     }
 }
 
-/// Where a cluster's workers feed the input edges when the algorithm routes them by a hash
-/// ([`crate::dataflow::Algorithm::input_route`]): every edge at a worker of the process whose
-/// workers the hash names, so that the dataflow's own exchange keeps it in that process.
+/// Where a cluster's workers feed the input edges when the algorithm routes them by the edge
+/// alone ([`crate::dataflow::Algorithm::input_route`]): every edge at a worker of the process
+/// of the worker the route names, so that the dataflow's own exchange keeps it in that process.
 #[derive(Clone, Copy, Debug)]
 pub struct Placement {
-    /// The algorithm's hash: the edge's worker is `route(s, d) % peers`.
+    /// The algorithm's route: the edge's worker is `route(s, d, peers)`.
     pub route: InputRoute,
     /// Workers in the cluster.
     pub peers: usize,
@@ -263,7 +263,7 @@ impl Placement {
     /// Whether the edge `(s, d)` belongs to this process.
     #[inline]
     fn keeps(&self, s: Node, d: Node) -> bool {
-        let worker = ((self.route)(s, d) % self.peers as u64) as usize;
+        let worker = (self.route)(s, d, self.peers);
         worker.wrapping_sub(self.first) < self.workers
     }
 }
@@ -847,9 +847,9 @@ mod epoch_tests {
 mod placement_tests {
     use super::*;
 
-    /// Any hash will do: the placement only follows it.
-    fn route(s: Node, d: Node) -> u64 {
-        s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ d.rotate_left(7)
+    /// Any route will do: the placement only follows it.
+    fn route(s: Node, d: Node, peers: usize) -> usize {
+        ((s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ d.rotate_left(7)) % peers as u64) as usize
     }
 
     /// Every process reads the whole files; over all workers of all processes each edge copy
@@ -871,7 +871,7 @@ mod placement_tests {
         crate::sources::write_updates(&update_file, &updates).expect("update file");
         let files =
             FileSource { graph: Some(graph), updates: Some(update_file), batch: Some(37), ..FileSource::default() };
-        let owner = |s: Node, d: Node, peers: usize| (route(s, d) % peers as u64) as usize;
+        let owner = route;
         for (processes, workers) in [(2usize, 1usize), (2, 2), (3, 2)] {
             let peers = processes * workers;
             let what = format!("{processes} processes of {workers} workers");

@@ -165,7 +165,7 @@ pub(crate) fn run_worker(
     writer.finish(options, algorithms, facts).map(Some)
 }
 
-/// In a cluster whose algorithms route their input edges by a hash
+/// In a cluster whose algorithms route their input edges by the edge alone
 /// ([`Algorithm::input_route`]): the edges this process's workers feed. Not with an algorithm
 /// that reads the arrival order (where an edge is fed is part of that order), nor with two
 /// algorithms that route.

@@ -282,7 +282,7 @@ impl WccDynamic {
 /// How [`ForestLayout::Shares`] routes an edge to its share's worker (an
 /// [`Algorithm::input_route`]).
 pub fn share_route() -> crate::dataflow::InputRoute {
-    operator::pair_worker
+    pair_share
 }
 
 impl Algorithm for WccDynamic {
@@ -321,9 +321,10 @@ pub fn wcc_dynamic<'a>(
 }
 
 /// The share that keeps the link of the vertex pair `{a, b}` (either way round) when the forests
-/// are kept as [`ForestLayout::Shares`] over `shares` workers: the hash the exchange routes the
-/// pair's records by, modulo `shares` (timely's exchange sends a record to worker
-/// `hash % peers`, a mask when `peers` is a power of two). `ripples bench --shards` routes by it.
+/// are kept as [`ForestLayout::Shares`] over `shares` workers: a hash of the pair modulo
+/// `shares`. The dataflow's exchange routes the pair's records by it, and `ripples bench
+/// --shards` too. (Worker 0 also keeps the union's forest, yet an even split is the faster:
+/// the shares' work is the critical path.)
 ///
 /// ```
 /// use ripples::dataflow::wcc_dynamic::pair_share;

@@ -25,7 +25,7 @@ type Event = ((Node, Node, u8), Time, Diff);
 /// A forest's output: label changes (or, in summary mode, forest-edge and presence changes).
 type Output = ((Node, u64), Time, Diff);
 
-/// Which worker keeps a vertex pair's link: a hash of the pair, either way round.
+/// A hash of a vertex pair, either way round (which worker keeps its link: [`super::pair_share`]).
 pub(super) fn pair_worker(a: Node, b: Node) -> u64 {
     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
     (lo.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ hi.rotate_left(29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 17
@@ -54,6 +54,7 @@ pub(super) fn dataflow<'a>(
     let census = if shares { CensusRole::Union } else { CensusRole::Whole };
     let edges = if shares {
         let share = DynamicForest::summary(factor).with_counter(fallbacks.clone());
+        // Timely sends a record to worker `hash % peers`: the pair's `pair_share`.
         let pact = Exchange::new(|x: &Event| pair_worker(x.0 .0, x.0 .1));
         forest_operator(edges, pact, "WccDynamicShare", share, counts.clone(), CensusRole::Share).map(
             |((a, b), t, diff)| {

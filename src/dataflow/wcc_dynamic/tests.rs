@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 use rustc_hash::FxHashMap;
 
 use super::consolidate::{consolidate_split, radix_sort};
-use super::operator::{pair_worker, TimeBatch, SMALL};
+use super::operator::{TimeBatch, SMALL};
 use super::pairs::pair_key;
 use super::records::{Link, Vertex};
 
@@ -257,7 +257,7 @@ fn summaries_of_shares_compose_to_the_labels() {
                     if *c == 0 {
                         counts.remove(&(a, b));
                     }
-                    batches[(pair_worker(a, b) % shares as u64) as usize].push((b, a, d));
+                    batches[super::pair_share(a, b, shares)].push((b, a, d));
                 }
                 let mut forwarded = Vec::new();
                 for (part, batch) in parts.iter_mut().zip(batches.iter_mut()) {
