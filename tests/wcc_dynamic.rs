@@ -704,14 +704,15 @@ fn two_processes_in_either_layout_write_one_workers_change_log() {
     }
 }
 
-/// Two processes reading files in the shares layout, where each process reads the whole edge
-/// file and keeps the pairs its workers' shares own, and feeds of each epoch's updates the ones
-/// they own (the driver's placement): 1 and 2 workers each, on the dynamic path (adversarial
-/// streams) and on the insert-only path (which keeps what each worker is fed); the change log
-/// equals one worker's general path, the oracle's at every epoch.
+/// Two processes reading files, where the driver places the edges by the layout's route: with
+/// shares each process reads the whole edge file and keeps the pairs its workers' shares own,
+/// and feeds of each epoch's updates the ones they own; with the single forest process 0 reads
+/// and feeds everything and process 1 nothing (its input moves to the end at once). 1 and 2
+/// workers each, on the dynamic path (adversarial streams) and on the insert-only path (which
+/// keeps what each worker is fed); the change log equals one worker's general path, the
+/// oracle's at every epoch.
 #[test]
-fn two_processes_reading_files_in_the_shares_layout_write_one_workers_change_log() {
-    let shares = ForestParams::default().with_layout(ForestLayout::Shares);
+fn two_processes_reading_files_in_either_layout_write_one_workers_change_log() {
     for seed in [81u64, 82, 83] {
         let insert_only = seed == 83;
         let s = if insert_only {
@@ -742,16 +743,18 @@ fn two_processes_reading_files_in_the_shares_layout_write_one_workers_change_log
             batch: Some(batch),
             ..driver::FileSource::default()
         };
-        for workers in [1, 2] {
+        for (workers, layout) in [1, 2].into_iter().flat_map(|w| [(w, ForestLayout::Single), (w, ForestLayout::Shares)])
+        {
             let make = || RunOptions {
                 source: driver::Source::Files(source.clone()),
                 ..RunOptions::memory(driver::MemoryStream::default(), workers)
             };
-            let report = two_process_options_report(workers, Wcc.with_forest(shares), None, false, make);
+            let wcc = Wcc.with_forest(ForestParams::default().with_layout(layout));
+            let report = two_process_options_report(workers, wcc, None, false, make);
             let log = report.changes.expect("process 0 reports its change log");
             assert!(
                 log == general,
-                "seed {seed} batch {batch} workers {workers} insert-only {insert_only}: two processes' change log differs"
+                "seed {seed} batch {batch} workers {workers} {layout:?} insert-only {insert_only}: two processes' change log differs"
             );
         }
     }

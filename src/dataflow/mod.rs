@@ -312,22 +312,30 @@ pub trait Algorithm: Send + Sync + 'static {
         let _ = insert_only;
         false
     }
-    /// The worker to which this algorithm's dataflow sends each input edge `(s, d)` first,
-    /// of `peers` workers, if it does so with every edge (`None`, the default: it does not, or
-    /// keeps edges where they are fed). In a cluster the driver then feeds each edge at a
+    /// The worker to which this algorithm's dataflow sends each input edge `(s, d)` first, if it
+    /// does so with every edge of a stream that is `insert_only` (see
+    /// [`GraphInput::insert_only`]) or not (`None`, the default: it does not, or keeps edges
+    /// where they are fed). In a cluster the driver then feeds each edge at a
     /// worker of the process of that worker (every process reads the whole edge file and keeps
     /// its own edges, and the same of every epoch's updates), so no input edge crosses the
     /// network, and neither the sending processes nor the receiving ones hold the edges in
     /// transit. Only a placement: what the workers feed together is the same, so the results
     /// are too.
-    fn input_route(&self) -> Option<InputRoute> {
+    fn input_route(&self, insert_only: bool) -> Option<InputRoute> {
+        let _ = insert_only;
         None
     }
 }
 
-/// How an algorithm routes its input edges to workers ([`Algorithm::input_route`]): the worker,
-/// of `peers` (the third argument), that the edge `(s, d)` goes to.
-pub type InputRoute = fn(Node, Node, usize) -> usize;
+/// How an algorithm routes its input edges to workers ([`Algorithm::input_route`]).
+#[derive(Clone, Copy, Debug)]
+pub enum InputRoute {
+    /// Every edge to worker 0 (a single forest's): in a cluster, process 0 reads the whole
+    /// edge file and feeds every update, and the other processes read and feed none.
+    First,
+    /// The edge `(s, d)` to the worker `route(s, d, peers)` of `peers`.
+    By(fn(Node, Node, usize) -> usize),
+}
 
 /// A user-defined algorithm: a name, a closure that builds the dataflow, and a value format.
 pub struct Custom<F> {
@@ -495,8 +503,8 @@ macro_rules! forward_algorithm {
             fn round_trips(&self, insert_only: bool) -> bool {
                 (**self).round_trips(insert_only)
             }
-            fn input_route(&self) -> Option<InputRoute> {
-                (**self).input_route()
+            fn input_route(&self, insert_only: bool) -> Option<InputRoute> {
+                (**self).input_route(insert_only)
             }
         }
     )*};

@@ -126,9 +126,13 @@ impl Algorithm for Wcc {
         // forests.
         insert_only || self.forest.layout == super::wcc_dynamic::ForestLayout::Shares
     }
-    fn input_route(&self) -> Option<super::InputRoute> {
-        // The shares' pairs (the insert-only path keeps whatever each worker is fed).
-        (self.forest.layout == super::wcc_dynamic::ForestLayout::Shares).then_some(super::wcc_dynamic::share_route())
+    fn input_route(&self, insert_only: bool) -> Option<super::InputRoute> {
+        // The insert-only path keeps each edge where it is fed: its per-worker union-finds
+        // spread over the processes as the input does (and with shares, by pair).
+        match (self.forest.layout, insert_only) {
+            (super::wcc_dynamic::ForestLayout::Single, true) => None,
+            (layout, _) => Some(layout.route()),
+        }
     }
     fn name(&self) -> String {
         "wcc".to_string()

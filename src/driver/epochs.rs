@@ -96,12 +96,38 @@ pub trait EpochSource {
     fn run_ahead(&self) -> usize {
         0
     }
+    /// `Some(t)`: this worker feeds nothing before `t`, the stream's last input frontier (no
+    /// edge, no update), so its input may advance to `t` at once; the dataflow's progress then
+    /// never waits for it (in a cluster, for a message from its process). `None` (the default):
+    /// it may feed something.
+    fn idle_until(&self) -> Option<Time> {
+        None
+    }
 }
 
-/// [`EpochSource::run_ahead`] of files and streams in memory: enough epochs that a worker's
-/// share of the next ones is at the writer while the writer computes one (a network round trip
-/// is a fraction of a millisecond), few enough that the epochs in flight stay small.
+/// [`EpochSource::run_ahead`] of files and streams in memory: at least enough epochs that a
+/// worker's share of the next ones is at the writer while the writer computes one (a network
+/// round trip is a fraction of a millisecond), few enough that the epochs in flight stay small
+/// ...
 pub const RUN_AHEAD: usize = 4;
+
+/// ... and with small epochs up to this many, so that the epochs in flight hold about
+/// [`RUN_AHEAD_UPDATES`] updates: a cluster whose dataflow has round trips feeds that many
+/// epochs back to back, and each such group costs one round of messages between the processes
+/// whatever its size (two processes × 1 worker, R-MAT 14 inserted in epochs of 1,000: 15-18 M
+/// updates/s with 8 against 10-14 M with 4, p50 0.25 against 0.2 ms; a temporal graph's
+/// insertions 20-32 M against 15-16 M; with epochs of 10,000, 8 raised p50 from 0.8 to 2.3 ms
+/// for 8% more updates/s).
+pub const MAX_RUN_AHEAD: usize = 8;
+
+/// The updates the epochs in flight should hold at most (see [`MAX_RUN_AHEAD`]).
+pub const RUN_AHEAD_UPDATES: u64 = 8192;
+
+/// The run-ahead for epochs of `updates` updates on average: [`RUN_AHEAD`], or more for small
+/// epochs, up to [`MAX_RUN_AHEAD`], holding about [`RUN_AHEAD_UPDATES`].
+pub fn run_ahead_for(updates: u64) -> usize {
+    (RUN_AHEAD_UPDATES / updates.max(1)).clamp(RUN_AHEAD as u64, MAX_RUN_AHEAD as u64) as usize
+}
 
 /// A process that does not read the input: nothing to feed.
 pub struct NoEpochs;
@@ -117,13 +143,16 @@ pub struct FileEpochs {
     share: WorkerShare,
     facts: InputFacts,
     next: Time,
+    /// This worker feeds nothing ([`WorkerShare::feeds_nothing`]).
+    idle: bool,
 }
 
 impl FileEpochs {
     /// The epochs of `share`, this worker's part of the loaded input; `facts` are what every
     /// worker knows about the whole input (epoch sizes).
     pub fn new(share: WorkerShare, facts: InputFacts) -> Self {
-        FileEpochs { share, facts, next: 0 }
+        let idle = share.feeds_nothing();
+        FileEpochs { share, facts, next: 0, idle }
     }
 }
 
@@ -162,8 +191,17 @@ impl EpochSource for FileEpochs {
         1 + self.share.epochs() as u64
     }
 
+    fn idle_until(&self) -> Option<Time> {
+        let last = match &self.facts.window {
+            Some(wf) => wf.final_frontier,
+            None => 1 + self.share.epochs() as Time,
+        };
+        self.idle.then_some(last)
+    }
+
     fn run_ahead(&self) -> usize {
-        RUN_AHEAD
+        let epochs = self.facts.epoch_updates.len().max(1) as u64;
+        run_ahead_for(self.facts.epoch_updates.iter().sum::<u64>() / epochs)
     }
 }
 
@@ -276,5 +314,19 @@ mod tests {
         let timed =
             Epoch { number: 4, event: Some(EventEpoch { frontier: 90, watermark: 95, late: 0 }), ..Epoch::default() };
         assert_eq!(timed.until(), 90);
+    }
+}
+
+#[cfg(test)]
+mod run_ahead_tests {
+    use super::run_ahead_for;
+
+    #[test]
+    fn small_epochs_run_further_ahead() {
+        assert_eq!(run_ahead_for(1_000), 8);
+        assert_eq!(run_ahead_for(1_500), 5);
+        assert_eq!(run_ahead_for(10_000), 4);
+        assert_eq!(run_ahead_for(1), 8);
+        assert_eq!(run_ahead_for(0), 8);
     }
 }

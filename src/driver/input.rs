@@ -25,13 +25,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use timely::worker::Worker;
 
-use crate::dataflow::InputRoute;
 use crate::sources::parse::{read_edges_range, read_edges_range_where, read_vertices_range, SourceError};
 use crate::sources::window::{check_update, EventClock, LatePolicy, WindowSpec};
 use crate::types::{weight_bits, Diff, Edge, Node, Time, Update};
 
 use super::allgather::allgather;
 use super::packed::PackedUpdates;
+pub use super::placement::{Placement, Placements};
 
 /// Where the graph stream comes from.
 // One value per run: the size of its largest variant does not matter.
@@ -244,30 +244,6 @@ impl UpdateList {
     }
 }
 
-/// Where a cluster's workers feed the input edges when the algorithm routes them by the edge
-/// alone ([`crate::dataflow::Algorithm::input_route`]): every edge at a worker of the process
-/// of the worker the route names, so that the dataflow's own exchange keeps it in that process.
-#[derive(Clone, Copy, Debug)]
-pub struct Placement {
-    /// The algorithm's route: the edge's worker is `route(s, d, peers)`.
-    pub route: InputRoute,
-    /// Workers in the cluster.
-    pub peers: usize,
-    /// This process's first worker (global index) ...
-    pub first: usize,
-    /// ... and its number of workers.
-    pub workers: usize,
-}
-
-impl Placement {
-    /// Whether the edge `(s, d)` belongs to this process.
-    #[inline]
-    fn keeps(&self, s: Node, d: Node) -> bool {
-        let worker = (self.route)(s, d, self.peers);
-        worker.wrapping_sub(self.first) < self.workers
-    }
-}
-
 /// What one worker feeds into the dataflow: its share of the initial graph, and its share of
 /// every epoch of updates (a contiguous slice of the epoch's batch, so that the workers together
 /// feed every update exactly once without copying the stream; with a [`Placement`], the updates
@@ -323,6 +299,12 @@ impl WorkerShare {
     #[inline]
     fn keeps(&self, edge: &Edge) -> bool {
         self.placement.as_ref().is_none_or(|p| p.keeps(edge.0, edge.1))
+    }
+    /// Whether this worker feeds nothing at all: no edge of the initial graph, no update of any
+    /// epoch (its process keeps none, or its slices are empty).
+    pub fn feeds_nothing(&self) -> bool {
+        self.initial.is_empty()
+            && (1..=self.epochs()).all(|e| self.slice(e).all(|i| !self.keeps(&self.updates.get(i).0)))
     }
     /// This worker's updates of update epoch `epoch` (1-based).
     pub fn epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Diff)> + '_ {
@@ -424,7 +406,7 @@ pub fn load(
     trusted: bool,
     window: Option<&WindowSpec>,
     process: &ProcessInput,
-    placement: Option<Placement>,
+    placements: Placements,
 ) -> Result<(WorkerShare, InputFacts), InputFailure> {
     let (taken, shared) = (process.taken.as_ref(), &process.updates);
     let index = worker.index();
@@ -432,7 +414,7 @@ pub fn load(
 
     // 1. Local parsing.
     let mut local = match source {
-        Source::Files(files) => parse_files(files, index, peers, window, shared, placement),
+        Source::Files(files) => parse_files(files, index, peers, window, shared, placements),
         Source::Live(_) => return Err(setup_failure("internal error: live input is not loaded up front")),
         Source::Memory(_) if window.is_some() => {
             return Err(setup_failure("windows need event times: give an update file whose lines end with @T"))
@@ -478,11 +460,11 @@ pub fn load(
 
 /// What one worker has of the input after parsing it on its own, before the workers agree.
 #[derive(Default)]
-struct Parsed {
+pub(super) struct Parsed {
     /// The worker's share, its vertices and initial graph filled in.
     share: WorkerShare,
     /// The earliest problem this worker found.
-    error: Option<InputFailure>,
+    pub(super) error: Option<InputFailure>,
     /// Bytes of the edge and vertex files.
     bytes: u64,
     /// `(line, update)` for the whole stream; for memory streams only the deletions (the full
@@ -517,13 +499,13 @@ fn setup_failure(message: &str) -> InputFailure {
 /// Step 1 for files: this worker's byte ranges of the edge and vertex files (with a
 /// [`Placement`], its byte range of the part of the edge file its process reads, the process's
 /// edges kept), and the whole update file, each update checked against the window spec.
-fn parse_files(
+pub(super) fn parse_files(
     files: &FileSource,
     index: usize,
     peers: usize,
     window: Option<&WindowSpec>,
     shared: &SharedUpdates,
-    placement: Option<Placement>,
+    placements: Placements,
 ) -> Parsed {
     let mut local = Parsed {
         update_label: String::from("<generated updates>"),
@@ -531,25 +513,6 @@ fn parse_files(
         first_batch: files.first_batch,
         ..Parsed::default()
     };
-    local.share.placement = placement;
-    if let Some(path) = &files.graph {
-        local.bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        let edges = match &placement {
-            Some(p) => read_edges_range_where(path, index - p.first, p.workers, |s, d| p.keeps(s, d)),
-            None => read_edges_range(path, index, peers),
-        };
-        match edges {
-            Ok(edges) => local.share.initial = edges.into_iter().map(|(s, d, w)| (s, d, weight_bits(w))).collect(),
-            Err(e) => local.error = Some(failure(0, e)),
-        }
-    }
-    if let Some(path) = &files.vertices {
-        local.bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        match read_vertices_range(path, index, peers) {
-            Ok(v) => local.share.vertices = v,
-            Err(e) => local.keep_earliest(failure(1, e)),
-        }
-    }
     if let Some(path) = &files.updates {
         local.update_label = path.display().to_string();
         let parsed = shared.parsed.get(shared.workers, || {
@@ -560,6 +523,30 @@ fn parse_files(
         match parsed {
             Ok((updates, times)) => (local.updates, local.times) = (updates, times),
             Err(e) => local.keep_earliest(e),
+        }
+    }
+    // The update file decides the placement: whether the stream only inserts.
+    let insert_only = window.is_none() && !local.updates.iter().any(|(_, u)| u.diff < 0);
+    let placement = if insert_only { placements.insert_only } else { placements.deleting };
+    local.share.placement = placement;
+    if let Some(path) = &files.graph {
+        local.bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let edges = match &placement {
+            // (Its lines are checked by the process that reads them.)
+            Some(p) if p.keeps_none() => Ok(Vec::new()),
+            Some(p) => read_edges_range_where(path, index - p.first, p.workers, |s, d| p.keeps(s, d)),
+            None => read_edges_range(path, index, peers),
+        };
+        match edges {
+            Ok(edges) => local.share.initial = edges.into_iter().map(|(s, d, w)| (s, d, weight_bits(w))).collect(),
+            Err(e) => local.keep_earliest(failure(0, e)),
+        }
+    }
+    if let Some(path) = &files.vertices {
+        local.bytes += std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        match read_vertices_range(path, index, peers) {
+            Ok(v) => local.share.vertices = v,
+            Err(e) => local.keep_earliest(failure(1, e)),
         }
     }
     local
@@ -745,7 +732,13 @@ fn apply_window(spec: &WindowSpec, local: &Parsed) -> Result<Windowed, InputFail
 
 /// Step 6: the worker's share with the update list (a memory stream's shared, a file's owned)
 /// and where its epochs end.
-fn cut_epochs(local: Parsed, source: &Source, index: usize, peers: usize, shared: &SharedUpdates) -> WorkerShare {
+pub(super) fn cut_epochs(
+    local: Parsed,
+    source: &Source,
+    index: usize,
+    peers: usize,
+    shared: &SharedUpdates,
+) -> WorkerShare {
     let Parsed { mut share, updates, batch, first_batch, .. } = local;
     let batch = match source {
         Source::Memory(m) => {
@@ -840,84 +833,5 @@ mod epoch_tests {
         assert_eq!(r(10, Some(20), 2), vec![0..10]);
         assert_eq!(r(0, Some(3), 2), Vec::<std::ops::Range<usize>>::new());
         assert_eq!(r(3, None, 5), vec![0..3]);
-    }
-}
-
-#[cfg(test)]
-mod placement_tests {
-    use super::*;
-
-    /// Any route will do: the placement only follows it.
-    fn route(s: Node, d: Node, peers: usize) -> usize {
-        ((s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ d.rotate_left(7)) % peers as u64) as usize
-    }
-
-    /// Every process reads the whole files; over all workers of all processes each edge copy
-    /// and each update is fed exactly once, at a worker of
-    /// the process the route names.
-    #[test]
-    fn a_cluster_feeds_each_edge_once_at_a_process_its_route_names() {
-        let dir = std::env::temp_dir().join(format!("ripples-placement-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let edges: Vec<(Node, Node)> = (0..997u64).map(|i| (i * 7 % 101, i * 13 % 89)).collect();
-        let updates: Vec<Update> = edges
-            .iter()
-            .step_by(3)
-            .map(|&(s, d)| Update::delete(s, d))
-            .chain((0..300).map(|i| Update::insert(i, i + 1)))
-            .collect();
-        let (graph, update_file) = (dir.join("g.e"), dir.join("u.txt"));
-        crate::sources::write_edges(&graph, &edges).expect("edge file");
-        crate::sources::write_updates(&update_file, &updates).expect("update file");
-        let files =
-            FileSource { graph: Some(graph), updates: Some(update_file), batch: Some(37), ..FileSource::default() };
-        let owner = route;
-        for (processes, workers) in [(2usize, 1usize), (2, 2), (3, 2)] {
-            let peers = processes * workers;
-            let what = format!("{processes} processes of {workers} workers");
-            let mut fed_initial: Vec<(Node, Node)> = Vec::new();
-            let epochs = updates.len().div_ceil(37);
-            let mut fed_epochs: Vec<Vec<(Node, Node, Diff)>> = vec![Vec::new(); epochs];
-            for process in 0..processes {
-                let shared = SharedUpdates::new(workers);
-                for local in 0..workers {
-                    let index = process * workers + local;
-                    let placement = Placement { route, peers, first: process * workers, workers };
-                    let parsed = parse_files(&files, index, peers, None, &shared, Some(placement));
-                    assert!(parsed.error.is_none(), "{what}: {:?}", parsed.error);
-                    let share = cut_epochs(parsed, &Source::Files(files.clone()), index, peers, &shared);
-                    assert_eq!(share.epochs(), epochs, "{what}");
-                    for &(s, d, _) in &share.initial {
-                        assert_eq!(owner(s, d, peers) / workers, process, "{what}: ({s}, {d}) at process {process}");
-                        fed_initial.push((s, d));
-                    }
-                    for (e, fed) in fed_epochs.iter_mut().enumerate() {
-                        for ((s, d, _), diff) in share.epoch(e + 1) {
-                            assert_eq!(
-                                owner(s, d, peers) / workers,
-                                process,
-                                "{what}: update ({s}, {d}) at process {process}"
-                            );
-                            fed.push((s, d, diff));
-                        }
-                    }
-                }
-            }
-            let sorted = |mut v: Vec<(Node, Node)>| {
-                v.sort_unstable();
-                v
-            };
-            assert_eq!(sorted(fed_initial), sorted(edges.clone()), "{what}: the initial graph fed");
-            for (e, fed) in fed_epochs.iter_mut().enumerate() {
-                let mut want: Vec<(Node, Node, Diff)> = updates[e * 37..((e + 1) * 37).min(updates.len())]
-                    .iter()
-                    .map(|u| (u.src, u.dst, u.diff as Diff))
-                    .collect();
-                want.sort_unstable();
-                fed.sort_unstable();
-                assert_eq!(fed, &want, "{what}: epoch {}", e + 1);
-            }
-        }
-        std::fs::remove_dir_all(&dir).ok();
     }
 }

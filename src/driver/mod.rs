@@ -45,6 +45,7 @@ pub mod layout;
 pub mod metrics;
 pub mod observe;
 mod packed;
+pub mod placement;
 pub mod profile;
 pub(crate) mod resume;
 mod stop;

@@ -165,23 +165,22 @@ pub(crate) fn run_worker(
     writer.finish(options, algorithms, facts).map(Some)
 }
 
-/// In a cluster whose algorithms route their input edges by the edge alone
+/// In a cluster whose algorithm routes its input edges by the edge alone
 /// ([`Algorithm::input_route`]): the edges this process's workers feed. Not with an algorithm
-/// that reads the arrival order (where an edge is fed is part of that order), nor with two
-/// algorithms that route.
-fn placement(worker: &Worker, options: &RunOptions, algorithms: &[Box<dyn Algorithm>]) -> Option<input::Placement> {
+/// that reads the arrival order (where an edge is fed is part of that order), nor with several
+/// algorithms (the others' dataflows may spread the edges themselves).
+fn placement(worker: &Worker, options: &RunOptions, algorithms: &[Box<dyn Algorithm>]) -> input::Placements {
     let (processes, workers) = (options.layout.processes, options.layout.workers.max(1));
-    if processes <= 1 || algorithms.iter().any(|a| a.arrival_order()) {
-        return None;
-    }
-    let mut routes = algorithms.iter().filter_map(|a| a.input_route());
-    let route = routes.next()?;
-    if routes.next().is_some() {
-        // (Function pointers do not compare reliably: two routes are never taken for one.)
-        return None;
+    let [algorithm] = algorithms else { return input::Placements::default() };
+    if processes <= 1 || algorithm.arrival_order() {
+        return input::Placements::default();
     }
     let first = worker.index() / workers * workers;
-    Some(input::Placement { route, peers: worker.peers(), first, workers })
+    let place = |insert_only| {
+        let route = algorithm.input_route(insert_only)?;
+        Some(input::Placement { route, peers: worker.peers(), first, workers })
+    };
+    input::Placements { insert_only: place(true), deleting: place(false) }
 }
 
 /// Step 1: this worker's share of the files or of the stream in memory, validated by every
@@ -190,7 +189,7 @@ fn load(
     worker: &mut Worker,
     options: &RunOptions,
     process_input: &input::ProcessInput,
-    placement: Option<input::Placement>,
+    placement: input::Placements,
 ) -> Result<(WorkerShare, InputFacts), RunError> {
     match &options.source {
         Source::Live(cfg) => {
@@ -531,24 +530,27 @@ struct Replay {
     started: Instant,
 }
 
-/// How many epochs the writer of a cluster feeds beyond the oldest one it has not written. With
-/// per-worker forests (the insert-only path's, the dynamic path's shares), an epoch's work
-/// crosses the network twice (the frontier to the other processes, their forests' changes
-/// back), and overlapping those round trips with the next epochs' work is what brings two
-/// processes' throughput toward one process's, at the price of each epoch's latency counting
-/// the epochs ahead of it (two processes × 1 worker, R-MAT 16 inserted in epochs of 1,000:
-/// p50 0.35 ms).
-const CLUSTER_WRITER_RUN_AHEAD: usize = 4;
+/// How many epochs the writer of a cluster feeds beyond the oldest one it has not written, at
+/// most. With per-worker forests (the insert-only path's, the dynamic path's shares), an
+/// epoch's work crosses the network twice (the frontier to the other processes, their forests'
+/// changes back), and overlapping those round trips with the next epochs' work is what brings
+/// two processes' throughput toward one process's, at the price of each epoch's latency
+/// counting the epochs ahead of it. The source's own run-ahead ([`EpochSource::run_ahead`]:
+/// more epochs when they are small) decides below this.
+const CLUSTER_WRITER_RUN_AHEAD: usize = super::epochs::MAX_RUN_AHEAD;
 
-/// How many epochs a worker of such a cluster (one whose dataflow has round trips) feeds back
-/// to back, without a step between them, once it has closed enough epochs to make room for
-/// them: their records and their progress then cross the network in one round of messages
-/// instead of one each. Each message wakes a parked thread at the other end, and on few cores
-/// those wake-ups, not the work, were what a cluster's epoch cost. Two processes × 1 worker,
-/// R-MAT 18 inserted in epochs of 1,000: 1.3× the updates/s of feeding one epoch at a time,
-/// p50 halved. Not for the single forest's cluster (its writer feeds one epoch at a time and
-/// waits for it; grouping the other processes' feeds made its epochs wait for theirs).
-const CLUSTER_FEED_GROUP: usize = 4;
+/// A worker of such a cluster (one whose dataflow has round trips) feeds its run-ahead's worth
+/// of epochs back to back, without a step between them, once it has closed enough epochs to
+/// make room for them: their records and their progress then cross the network in one round
+/// of messages instead of one each. Each message wakes a parked thread at the other end, and on
+/// few cores those wake-ups, not the work, were what a cluster's epoch cost. Two processes × 1
+/// worker, R-MAT 18 inserted in epochs of 1,000: groups of 4 gave 1.3× the updates/s of feeding
+/// one epoch at a time, p50 halved; groups of 8 (R-MAT 14) 15-18 M against 10-14 M updates/s.
+/// Not for the single forest's cluster (its writer feeds one epoch at a time and waits for it;
+/// grouping the other processes' feeds made its epochs wait for theirs).
+fn cluster_feed_group(ahead: usize) -> usize {
+    ahead.max(1)
+}
 
 /// After the writer's time limit: feeds this worker's share of `next` (an epoch taken from the
 /// source and not fed yet) and of the source's next epochs, up to epoch `last`, without waiting
@@ -599,8 +601,9 @@ fn end_replay(feeder: &mut Feeder, r: Replay, exact_lifetimes: bool) -> Closing 
 /// ([`Algorithm::round_trips`]), else 0: its epochs are then timed one at a time). So its share
 /// of the next epochs is at the writer (another process's included) before the writer asks for
 /// it, and the network round trips of one epoch overlap the work of the next. Where the
-/// dataflow has round trips, every worker of the cluster feeds [`CLUSTER_FEED_GROUP`] epochs
-/// back to back once that many have room (one round of messages for the group). In one process
+/// dataflow has round trips, every worker of the cluster feeds its run-ahead's worth of epochs
+/// back to back once that many have room (one round of messages for the group:
+/// [`cluster_feed_group`]). In one process
 /// every worker feeds one epoch at a time (running ahead there took the cores from the epoch
 /// being closed: wcc-insert at `-w 2` ran at 0.55x). Every worker still closes every epoch in order, checking the error
 /// collections as it does (errors stop every worker at the same epoch). An epoch's latency runs
@@ -634,8 +637,13 @@ fn feed_epochs(
         (Some(_), true) => source.run_ahead().min(CLUSTER_WRITER_RUN_AHEAD),
         (Some(_), false) => 0,
     };
-    // Epochs go out in groups where the dataflow has round trips (see `CLUSTER_FEED_GROUP`).
-    let group = if cluster && writer_runs_ahead && ahead > 0 { CLUSTER_FEED_GROUP } else { 1 };
+    // Epochs go out in groups where the dataflow has round trips (see `cluster_feed_group`).
+    let group = if cluster && writer_runs_ahead && ahead > 0 { cluster_feed_group(ahead) } else { 1 };
+    // A worker with nothing to feed (in a cluster, one whose process the algorithm's route
+    // gives no edges) moves its input to the end now: no epoch then waits for its progress.
+    if let Some(last) = source.idle_until() {
+        feeder.advance(last);
+    }
     // Fed, not yet closed, oldest first.
     let mut pending: VecDeque<Closing> = VecDeque::new();
     // Time in update epochs (busy time), measured by every worker.

@@ -282,7 +282,7 @@ impl WccDynamic {
 /// How [`ForestLayout::Shares`] routes an edge to its share's worker (an
 /// [`Algorithm::input_route`]).
 pub fn share_route() -> crate::dataflow::InputRoute {
-    pair_share
+    crate::dataflow::InputRoute::By(pair_share)
 }
 
 impl Algorithm for WccDynamic {
@@ -292,8 +292,8 @@ impl Algorithm for WccDynamic {
     fn round_trips(&self, _insert_only: bool) -> bool {
         self.params.layout == ForestLayout::Shares
     }
-    fn input_route(&self) -> Option<crate::dataflow::InputRoute> {
-        (self.params.layout == ForestLayout::Shares).then_some(share_route())
+    fn input_route(&self, _insert_only: bool) -> Option<crate::dataflow::InputRoute> {
+        Some(self.params.layout.route())
     }
     fn name(&self) -> String {
         "wcc".to_string()

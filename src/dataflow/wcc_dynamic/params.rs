@@ -17,6 +17,15 @@ pub enum ForestLayout {
 }
 
 impl ForestLayout {
+    /// Where the layout's dataflow sends the input edges first ([`crate::dataflow::InputRoute`]):
+    /// every record to worker 0's forest, or each pair to its share's worker.
+    pub fn route(self) -> crate::dataflow::InputRoute {
+        match self {
+            ForestLayout::Single => crate::dataflow::InputRoute::First,
+            ForestLayout::Shares => super::share_route(),
+        }
+    }
+
     /// [`ForestLayout::Shares`] when `shares`, else [`ForestLayout::Single`].
     pub fn from_shares(shares: bool) -> Self {
         if shares {
