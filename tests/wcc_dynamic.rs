@@ -727,22 +727,7 @@ fn two_processes_reading_files_in_either_layout_write_one_workers_change_log() {
         let batch = 2 + seed as usize % 5;
         let general = general_log_checked(&s, batch, seed);
         let files = Files::new();
-        let graph = files.path("graph.e");
-        ripples::sources::write_edges(&graph, &s.initial).expect("edge file");
-        let updates = files.path("updates.txt");
-        let all: Vec<Update> = s.epochs.iter().flatten().copied().collect();
-        ripples::sources::write_updates(&updates, &all).expect("update file");
-        let vertices = (!s.vertices.is_empty()).then(|| files.path("vertices.txt"));
-        if let Some(path) = &vertices {
-            ripples::sources::write_vertices(path, &s.vertices).expect("vertex file");
-        }
-        let source = driver::FileSource {
-            graph: Some(graph),
-            vertices,
-            updates: Some(updates),
-            batch: Some(batch),
-            ..driver::FileSource::default()
-        };
+        let source = write_stream_files(&files, &s, batch);
         for (workers, layout) in [1, 2].into_iter().flat_map(|w| [(w, ForestLayout::Single), (w, ForestLayout::Shares)])
         {
             let make = || RunOptions {
@@ -788,8 +773,52 @@ fn a_time_limited_cluster_writes_exact_epochs_through_its_last() {
                 );
             }
         }
+        // From files, where the input is placed by the layout: with the single forest process 1
+        // feeds nothing and its input is at the end from the start.
+        let files = Files::new();
+        let source = write_stream_files(&files, &s, batch);
+        for (workers, layout) in [(1, ForestLayout::Single), (2, ForestLayout::Single), (1, ForestLayout::Shares)] {
+            for limit_ms in [0u64, 5] {
+                let make = || RunOptions {
+                    source: driver::Source::Files(source.clone()),
+                    ..RunOptions::memory(driver::MemoryStream::default(), workers)
+                };
+                let wcc = WccDynamic::default().with_layout(layout);
+                let limit = Some(std::time::Duration::from_millis(limit_ms));
+                let report = two_process_options_report(workers, wcc, limit, false, make);
+                let last = report.epochs.last().expect("epoch 0 at least").epoch;
+                stopped_early += usize::from(last < epochs as u64);
+                let expected: Vec<Change> = general.iter().filter(|c| c.epoch <= last).cloned().collect();
+                assert!(
+                    report.changes.expect("process 0's change log") == expected,
+                    "seed {seed} batch {batch} workers {workers} {layout:?} limit {limit_ms} ms from files (last epoch {last}): \
+                     the change log differs from one worker's"
+                );
+            }
+        }
     }
     assert!(stopped_early > 0, "no run stopped at its time limit: the test checks nothing");
+}
+
+/// `s` as an edge file, a vertex file (if it has vertices) and an update file, read in epochs of
+/// `batch` updates.
+fn write_stream_files(files: &Files, s: &RandomStream, batch: usize) -> driver::FileSource {
+    let graph = files.path("graph.e");
+    ripples::sources::write_edges(&graph, &s.initial).expect("edge file");
+    let updates = files.path("updates.txt");
+    let all: Vec<Update> = s.epochs.iter().flatten().copied().collect();
+    ripples::sources::write_updates(&updates, &all).expect("update file");
+    let vertices = (!s.vertices.is_empty()).then(|| files.path("vertices.txt"));
+    if let Some(path) = &vertices {
+        ripples::sources::write_vertices(path, &s.vertices).expect("vertex file");
+    }
+    driver::FileSource {
+        graph: Some(graph),
+        vertices,
+        updates: Some(updates),
+        batch: Some(batch),
+        ..driver::FileSource::default()
+    }
 }
 
 /// The insert-only fast path in two processes (its merge at the last worker of process 0): the
