@@ -192,11 +192,10 @@ impl EpochSource for FileEpochs {
     }
 
     fn idle_until(&self) -> Option<Time> {
-        let last = match &self.facts.window {
+        self.idle.then(|| match &self.facts.window {
             Some(wf) => wf.final_frontier,
             None => 1 + self.share.epochs() as Time,
-        };
-        self.idle.then_some(last)
+        })
     }
 
     fn run_ahead(&self) -> usize {

@@ -539,19 +539,6 @@ struct Replay {
 /// more epochs when they are small) decides below this.
 const CLUSTER_WRITER_RUN_AHEAD: usize = super::epochs::MAX_RUN_AHEAD;
 
-/// A worker of such a cluster (one whose dataflow has round trips) feeds its run-ahead's worth
-/// of epochs back to back, without a step between them, once it has closed enough epochs to
-/// make room for them: their records and their progress then cross the network in one round
-/// of messages instead of one each. Each message wakes a parked thread at the other end, and on
-/// few cores those wake-ups, not the work, were what a cluster's epoch cost. Two processes × 1
-/// worker, R-MAT 18 inserted in epochs of 1,000: groups of 4 gave 1.3× the updates/s of feeding
-/// one epoch at a time, p50 halved; groups of 8 (R-MAT 14) 15-18 M against 10-14 M updates/s.
-/// Not for the single forest's cluster (its writer feeds one epoch at a time and waits for it;
-/// grouping the other processes' feeds made its epochs wait for theirs).
-fn cluster_feed_group(ahead: usize) -> usize {
-    ahead.max(1)
-}
-
 /// After the writer's time limit: feeds this worker's share of `next` (an epoch taken from the
 /// source and not fed yet) and of the source's next epochs, up to epoch `last`, without waiting
 /// for them.
@@ -602,8 +589,8 @@ fn end_replay(feeder: &mut Feeder, r: Replay, exact_lifetimes: bool) -> Closing 
 /// of the next epochs is at the writer (another process's included) before the writer asks for
 /// it, and the network round trips of one epoch overlap the work of the next. Where the
 /// dataflow has round trips, every worker of the cluster feeds its run-ahead's worth of epochs
-/// back to back once that many have room (one round of messages for the group:
-/// [`cluster_feed_group`]). In one process
+/// back to back once that many have room (one round of messages for the group; see the
+/// function's first lines). In one process
 /// every worker feeds one epoch at a time (running ahead there took the cores from the epoch
 /// being closed: wcc-insert at `-w 2` ran at 0.55x). Every worker still closes every epoch in order, checking the error
 /// collections as it does (errors stop every worker at the same epoch). An epoch's latency runs
@@ -637,8 +624,16 @@ fn feed_epochs(
         (Some(_), true) => source.run_ahead().min(CLUSTER_WRITER_RUN_AHEAD),
         (Some(_), false) => 0,
     };
-    // Epochs go out in groups where the dataflow has round trips (see `cluster_feed_group`).
-    let group = if cluster && writer_runs_ahead && ahead > 0 { cluster_feed_group(ahead) } else { 1 };
+    // Where the dataflow has round trips, a worker feeds its run-ahead's worth of epochs back to
+    // back, without a step between them, once it has closed enough epochs to make room for them:
+    // their records and their progress then cross the network in one round of messages instead
+    // of one each. Each message wakes a parked thread at the other end, and on few cores those
+    // wake-ups, not the work, were what a cluster's epoch cost. Two processes × 1 worker, R-MAT
+    // 18 inserted in epochs of 1,000: groups of 4 gave 1.3× the updates/s of feeding one epoch
+    // at a time, p50 halved; groups of 8 (R-MAT 14) 15-18 M against 10-14 M updates/s. Not for
+    // the single forest's cluster (its writer feeds one epoch at a time and waits for it;
+    // grouping the other processes' feeds made its epochs wait for theirs).
+    let group = if cluster && writer_runs_ahead && ahead > 0 { ahead } else { 1 };
     // A worker with nothing to feed (in a cluster, one whose process the algorithm's route
     // gives no edges) moves its input to the end now: no epoch then waits for its progress.
     if let Some(last) = source.idle_until() {

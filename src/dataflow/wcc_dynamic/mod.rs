@@ -279,12 +279,6 @@ impl WccDynamic {
     }
 }
 
-/// How [`ForestLayout::Shares`] routes an edge to its share's worker (an
-/// [`Algorithm::input_route`]).
-pub fn share_route() -> crate::dataflow::InputRoute {
-    crate::dataflow::InputRoute::By(pair_share)
-}
-
 impl Algorithm for WccDynamic {
     fn parameters(&self) -> String {
         format!("{:?}", self.params)

@@ -22,7 +22,7 @@ impl ForestLayout {
     pub fn route(self) -> crate::dataflow::InputRoute {
         match self {
             ForestLayout::Single => crate::dataflow::InputRoute::First,
-            ForestLayout::Shares => super::share_route(),
+            ForestLayout::Shares => crate::dataflow::InputRoute::By(super::pair_share),
         }
     }
 
