@@ -782,6 +782,32 @@ fn in_order_change_log_does_not_depend_on_batch() {
     }
 }
 
+/// An epoch of many thousand event times is fed a few thousand copies at a time (its list
+/// consumed from the end and given back as it shrinks): one epoch of 20,000 copies writes the
+/// change log and output that epochs of 1,000 (one piece each) write, with 1 and 2 workers.
+#[test]
+fn a_long_epoch_fed_in_pieces_writes_the_log_of_short_epochs() {
+    let files = Files::new();
+    let mode = Mode::Sliding(50);
+    let updates = in_order_stream(203, 20_000);
+    let path = files.write("long-epoch.txt", &updates_text(&updates));
+    for workers in ["1", "2"] {
+        let mut runs = Vec::new();
+        for batch in [Some(1_000), None] {
+            let what = format!("seed 203 {:?} batch {:?} -w {}", mode, batch, workers);
+            let mut args = mode.args();
+            args.extend(["-w".into(), workers.into()]);
+            if let Some(b) = batch {
+                args.extend(["--batch".into(), b.to_string()]);
+            }
+            runs.push(run_window(&files, &format!("long-{:?}-w{}", batch, workers), &path, None, &args, &what));
+        }
+        assert!(runs[0].changes.lines().count() > 10_000, "the stream should change many labels");
+        assert_eq!(runs[1].changes, runs[0].changes, "-w {workers}: one long epoch and epochs of 1,000 differ");
+        assert_eq!(runs[1].output, runs[0].output, "-w {workers}: --output differs");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4, 5. Input errors
 // ---------------------------------------------------------------------------------------------

@@ -280,6 +280,10 @@ impl Expiries {
     /// and per-time buffers until the frontier passes it). Every worker only waits for a time its
     /// own input has passed, so the worker whose input is furthest behind never waits for
     /// another.
+    ///
+    /// The list is consumed from its end (sorted latest first) and given back as it shrinks: a
+    /// window's fill epoch (a million copies, 32 MB) would otherwise stay whole until the
+    /// window it builds is complete, the run's peak.
     fn feed_in_time_order(
         &mut self,
         worker: &mut Worker,
@@ -290,19 +294,23 @@ impl Expiries {
         probe: Option<&ProbeHandle<Time>>,
     ) {
         const CHUNK: usize = 4096;
-        copies.sort_unstable_by_key(|&(_, t)| spec.lifetime(t).0);
-        let mut chunks = copies.chunks(CHUNK).peekable();
-        while let Some(chunk) = chunks.next() {
-            for &(edge, time) in chunk {
+        copies.sort_unstable_by_key(|&(_, t)| Reverse(spec.lifetime(t).0));
+        while let Some(&(_, first)) = copies.last() {
+            let rest = copies.len().saturating_sub(CHUNK);
+            for &(edge, time) in copies[rest..].iter().rev() {
                 self.insert(edges_in, spec, edge, time);
             }
-            if let Some(next) = chunks.peek() {
-                let next_enter = spec.lifetime(next[0].1).0.min(until);
+            copies.truncate(rest);
+            if copies.capacity() > 4 * CHUNK && copies.len() < copies.capacity() / 2 {
+                copies.shrink_to_fit();
+            }
+            if let Some(&(_, next)) = copies.last() {
+                let next_enter = spec.lifetime(next).0.min(until);
                 self.advance(edges_in, next_enter);
                 edges_in.flush();
                 match probe {
                     // This chunk's first time (the input has passed it: see above).
-                    Some(probe) => wait(worker, probe, spec.lifetime(chunk[0].1).0.min(next_enter)),
+                    Some(probe) => wait(worker, probe, spec.lifetime(first).0.min(next_enter)),
                     None => {
                         worker.step();
                     }
