@@ -30,7 +30,7 @@ use crate::sources::window::{check_update, EventClock, LatePolicy, WindowSpec};
 use crate::types::{weight_bits, Diff, Edge, Node, Time, Update};
 
 use super::allgather::allgather;
-use super::packed::PackedUpdates;
+use super::packed::{PackedTimes, PackedUpdates};
 pub use super::placement::{Placement, Placements};
 
 /// Where the graph stream comes from.
@@ -193,7 +193,7 @@ type ParsedUpdates = (Arc<Vec<(usize, Update)>>, Arc<Vec<Time>>);
 #[derive(Clone, Debug)]
 struct Windowed {
     updates: Arc<Vec<(usize, Update)>>,
-    times: Arc<Vec<Time>>,
+    times: Arc<PackedTimes>,
     bounds: Vec<usize>,
     facts: WindowFacts,
 }
@@ -258,7 +258,7 @@ pub struct WorkerShare {
     batch: usize,
     /// Windowed runs: the event time of each update, and where each epoch ends in the update
     /// list (late updates are dropped, so epochs have different sizes).
-    times: Arc<Vec<Time>>,
+    times: Arc<PackedTimes>,
     bounds: Vec<usize>,
     index: usize,
     peers: usize,
@@ -314,12 +314,7 @@ impl WorkerShare {
     /// event times.
     pub fn timed_epoch(&self, epoch: usize) -> impl Iterator<Item = (Edge, Time)> + '_ {
         let range = self.slice(epoch);
-        range
-            .clone()
-            .map(|i| self.updates.get(i).0)
-            .zip(&self.times[range])
-            .map(|(e, &t)| (e, t))
-            .filter(|(e, _)| self.keeps(e))
+        range.clone().map(|i| self.updates.get(i).0).zip(self.times.range(range)).filter(|(e, _)| self.keeps(e))
     }
 }
 
@@ -727,7 +722,8 @@ fn apply_window(spec: &WindowSpec, local: &Parsed) -> Result<Windowed, InputFail
     facts.final_frontier = clock.final_frontier();
     facts.late_lines =
         late_lines.into_iter().map(|(origin, reason, action)| (origin, reason, action.describe())).collect();
-    Ok(Windowed { updates: Arc::new(kept), times: Arc::new(kept_times), bounds, facts })
+    let times = Arc::new(PackedTimes::pack(&kept_times));
+    Ok(Windowed { updates: Arc::new(kept), times, bounds, facts })
 }
 
 /// Step 6: the worker's share with the update list (a memory stream's shared, a file's owned)

@@ -9,7 +9,7 @@
 //! with weights. Reading an update back gives exactly the edge and diff the unpacked update
 //! gives ([`Update::edge`] and its `diff`; tested below on random lists of every kind).
 
-use crate::types::{weight_bits, Diff, Edge, Update};
+use crate::types::{weight_bits, Diff, Edge, Time, Update};
 
 /// An update list packed as the module docs say; read with [`PackedUpdates::get`].
 #[derive(Debug, Default)]
@@ -84,6 +84,43 @@ impl PackedUpdates {
     }
 }
 
+/// A windowed file's event times, packed: each an offset from the earliest as a `u32` when
+/// every one is within 2^32 of it (seconds over 136 years, milliseconds over 49 days), else
+/// whole. Read with [`PackedTimes::range`].
+#[derive(Debug)]
+pub(super) enum PackedTimes {
+    Narrow { base: Time, offsets: Vec<u32> },
+    Wide(Vec<Time>),
+}
+
+impl Default for PackedTimes {
+    fn default() -> Self {
+        PackedTimes::Wide(Vec::new())
+    }
+}
+
+impl PackedTimes {
+    /// Packs `times`.
+    pub(super) fn pack(times: &[Time]) -> Self {
+        let base = times.iter().copied().min().unwrap_or(0);
+        let narrow = times.iter().all(|&t| t - base <= u32::MAX as Time);
+        match narrow {
+            true => PackedTimes::Narrow { base, offsets: times.iter().map(|&t| (t - base) as u32).collect() },
+            false => PackedTimes::Wide(times.to_vec()),
+        }
+    }
+
+    /// The times of updates `range`, in order.
+    pub(super) fn range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = Time> + '_ {
+        let (narrow, wide) = match self {
+            PackedTimes::Narrow { base, offsets } => (Some((*base, &offsets[range])), None),
+            PackedTimes::Wide(times) => (None, Some(&times[range])),
+        };
+        let narrow = narrow.into_iter().flat_map(|(base, offsets)| offsets.iter().map(move |&o| base + o as Time));
+        narrow.chain(wide.into_iter().flatten().copied())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +159,26 @@ mod tests {
             assert_eq!(packed.len(), n, "seed {seed}");
             for (i, (_, u)) in list.iter().enumerate() {
                 assert_eq!(packed.get(i), (u.edge(), u.diff as Diff), "seed {seed}: update {i} ({u:?})");
+            }
+        }
+    }
+
+    /// Random event times, near one another or far apart: every one reads back as it was, from
+    /// any range; narrow (4 bytes each) when they are within 2^32 of the earliest.
+    #[test]
+    fn event_times_read_back_from_any_range() {
+        for seed in 0..30u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let base = [0, 1 << 40, Time::MAX - (1 << 33)][rng.gen_range(0..3)];
+            let spread = [10, u32::MAX as Time, 1 << 33][rng.gen_range(0..3)];
+            let times: Vec<Time> = (0..rng.gen_range(0..300)).map(|_| base + rng.gen_range(0..=spread)).collect();
+            let packed = PackedTimes::pack(&times);
+            let narrow = times.iter().all(|&t| t - times.iter().min().unwrap() <= u32::MAX as Time);
+            assert_eq!(matches!(packed, PackedTimes::Narrow { .. }), narrow, "seed {seed}");
+            for _ in 0..20 {
+                let a = rng.gen_range(0..=times.len());
+                let b = rng.gen_range(a..=times.len());
+                assert_eq!(packed.range(a..b).collect::<Vec<_>>(), times[a..b], "seed {seed}: {a}..{b}");
             }
         }
     }
