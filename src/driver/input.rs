@@ -686,15 +686,16 @@ fn apply_window(spec: &WindowSpec, local: &Parsed) -> Result<Windowed, InputFail
     let batch = local.batch.unwrap_or(updates.len().max(1));
     let mut clock = EventClock::new(*spec);
     let mut facts = WindowFacts::default();
-    let mut kept = Vec::with_capacity(updates.len());
+    // The updates dropped as late, by index: the list is only copied (without them) if any is.
+    let mut dropped = Vec::new();
     let mut kept_times = Vec::with_capacity(times.len());
     let mut bounds = vec![0];
     let mut late_lines = Vec::new();
     for range in epoch_ranges(updates.len(), local.first_batch, batch) {
-        let (chunk, chunk_times) = (&updates[range.clone()], &times[range]);
+        let (chunk, chunk_times) = (&updates[range.clone()], &times[range.clone()]);
         let mut late = 0;
         let first_new = kept_times.len();
-        for (&(line, u), &t) in chunk.iter().zip(chunk_times) {
+        for (i, (&(line, _), &t)) in range.clone().zip(chunk.iter().zip(chunk_times)) {
             if clock.is_late(t) {
                 let action = spec.late_action(t, clock.frontier());
                 if spec.late == LatePolicy::Error {
@@ -707,14 +708,14 @@ fn apply_window(spec: &WindowSpec, local: &Parsed) -> Result<Windowed, InputFail
                 late += 1;
                 late_lines.push((format!("{}:{}", label, line), clock.late_reason(t), action));
                 if !action.is_applied() {
+                    dropped.push(i);
                     continue;
                 }
             }
-            kept.push((line, u));
             kept_times.push(t);
         }
         clock.close_epoch(kept_times[first_new..].iter().copied());
-        bounds.push(kept.len());
+        bounds.push(kept_times.len());
         facts.watermarks.push(clock.watermark());
         facts.frontiers.push(clock.frontier());
         facts.late.push(late);
@@ -723,7 +724,20 @@ fn apply_window(spec: &WindowSpec, local: &Parsed) -> Result<Windowed, InputFail
     facts.late_lines =
         late_lines.into_iter().map(|(origin, reason, action)| (origin, reason, action.describe())).collect();
     let times = Arc::new(PackedTimes::pack(&kept_times));
-    Ok(Windowed { updates: Arc::new(kept), times, bounds, facts })
+    let updates = match dropped.is_empty() {
+        true => Arc::clone(updates),
+        false => {
+            let mut next = dropped.iter().copied().peekable();
+            let mut kept = Vec::with_capacity(updates.len() - dropped.len());
+            for (i, &update) in updates.iter().enumerate() {
+                if next.next_if_eq(&i).is_none() {
+                    kept.push(update);
+                }
+            }
+            Arc::new(kept)
+        }
+    };
+    Ok(Windowed { updates, times, bounds, facts })
 }
 
 /// Step 6: the worker's share with the update list (a memory stream's shared, a file's owned)
