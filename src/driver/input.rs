@@ -692,10 +692,10 @@ fn apply_window(spec: &WindowSpec, local: &Parsed) -> Result<Windowed, InputFail
     let mut bounds = vec![0];
     let mut late_lines = Vec::new();
     for range in epoch_ranges(updates.len(), local.first_batch, batch) {
-        let (chunk, chunk_times) = (&updates[range.clone()], &times[range.clone()]);
         let mut late = 0;
         let first_new = kept_times.len();
-        for (i, (&(line, _), &t)) in range.clone().zip(chunk.iter().zip(chunk_times)) {
+        for i in range {
+            let (line, t) = (updates[i].0, times[i]);
             if clock.is_late(t) {
                 let action = spec.late_action(t, clock.frontier());
                 if spec.late == LatePolicy::Error {

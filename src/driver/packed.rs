@@ -112,12 +112,10 @@ impl PackedTimes {
 
     /// The times of updates `range`, in order.
     pub(super) fn range(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = Time> + '_ {
-        let (narrow, wide) = match self {
-            PackedTimes::Narrow { base, offsets } => (Some((*base, &offsets[range])), None),
-            PackedTimes::Wide(times) => (None, Some(&times[range])),
-        };
-        let narrow = narrow.into_iter().flat_map(|(base, offsets)| offsets.iter().map(move |&o| base + o as Time));
-        narrow.chain(wide.into_iter().flatten().copied())
+        range.map(|i| match self {
+            PackedTimes::Narrow { base, offsets } => base + offsets[i] as Time,
+            PackedTimes::Wide(times) => times[i],
+        })
     }
 }
 
