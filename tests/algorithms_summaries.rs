@@ -163,6 +163,35 @@ fn matching_matches_the_oracle_every_epoch() {
     }
 }
 
+/// Many epochs over a dense graph, so that with several workers most copies meet an endpoint
+/// matched in their worker's snapshot: weighted (a copy is dropped there only when its time's
+/// heaviest copy is at most twice that endpoint's weight, so heavy copies arriving in the same
+/// or an earlier epoch in flight must keep it), unit weights (a matched vertex stays matched, so
+/// nearly every copy is dropped there), and weights within a factor of two of each other.
+#[test]
+fn matching_with_snapshots_matches_the_oracle_every_epoch() {
+    for (seed, vertices, initial, updates, batch) in
+        [(315u64, 30, 0, 600, 25), (316, 50, 40, 500, 40), (317, 12, 5, 400, 9)]
+    {
+        let weighted = random_inserts(seed, vertices, initial, updates, batch);
+        check("matching", 1, &weighted, &[1, 2, 3], &format!("seed {} (weighted)", seed));
+        let reweigh = |edges: &[(Node, Node, Option<f64>)], f: &dyn Fn(Option<f64>) -> Option<f64>| {
+            edges.iter().map(|&(a, b, w)| (a, b, f(w))).collect::<Vec<_>>()
+        };
+        let unit = Inserts {
+            initial: reweigh(&weighted.initial, &|_| None),
+            updates: reweigh(&weighted.updates, &|_| None),
+            batch,
+        };
+        check("matching", 1, &unit, &[1, 2, 3], &format!("seed {} (unit weights)", seed));
+        // Weights 1.0 to 2.5: a copy of weight above twice an endpoint's weight steals it.
+        let near = |w: Option<f64>| Some(1.0 + (w.unwrap_or(1.0) * 7.0) % 1.5);
+        let near =
+            Inserts { initial: reweigh(&weighted.initial, &near), updates: reweigh(&weighted.updates, &near), batch };
+        check("matching", 1, &near, &[1, 2, 3], &format!("seed {} (weights 1 to 2.5)", seed));
+    }
+}
+
 /// A hand-written stream, all of it in epoch 1 cut by `batch`, checked with 1 and 2 workers.
 fn hand(
     name: &str,
