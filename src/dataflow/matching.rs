@@ -41,10 +41,9 @@
 //! copies of weight `<= 0` are dropped on the spot. On an unweighted stream a matched vertex
 //! stays matched for good, and once most vertices are matched nearly every copy is dropped by
 //! the worker that fed it (R-MAT 16 inserted in epochs of 10,000 at `-w 2`: about 97% of the
-//! copies). The price: each worker holds a
-//! snapshot of the matched vertices, a copy with a matched endpoint waits one exchange of the
-//! workers' heaviest weights, and epoch 0 (the initial graph) meets an empty snapshot. With
-//! one worker there is no snapshot.
+//! copies). The price: each worker holds a snapshot of the matched vertices, a copy with a
+//! matched endpoint waits one exchange of the workers' heaviest weights, and epoch 0 (the
+//! initial graph) meets an empty snapshot. With one worker there is no snapshot.
 
 use std::collections::BTreeMap;
 
