@@ -13,7 +13,7 @@
 //! [`GraphInput::arrivals`]: super::GraphInput::arrivals
 //! [`Position`]: super::Position
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use differential_dataflow::AsCollection;
 use timely::container::CapacityContainerBuilder;
@@ -23,6 +23,7 @@ use timely::dataflow::operators::Capability;
 use timely::dataflow::StreamVec;
 
 use super::gather::to_first_worker;
+use super::time_stash::TimeBatches;
 use super::{ArrivalCollection, Position, ResultCollection};
 use crate::types::{Diff, Edge, Node, Time};
 
@@ -37,8 +38,9 @@ where
     in_order_noting(arrivals, name, move |edge, delta, _notes| step(edge, delta)).0
 }
 
-/// A time's copies waiting for the time to complete, with a capability for each output.
-type Waiting = (Capability<Time>, Capability<Time>, Vec<(Position, Edge, Diff)>);
+/// A time's copies at worker 0, with a capability for the notes' output (the batch holds the
+/// result's).
+type Copies = (Option<Capability<Time>>, Vec<(Position, Edge, Diff)>);
 
 /// A stream of `((key, value), time, diff)` changes: [`in_order_noting`]'s notes.
 pub type Notes<'a> = StreamVec<'a, Time, ((Node, u64), Time, Diff)>;
@@ -63,30 +65,24 @@ where
     let mut results = OutputBuilder::<_, CapacityContainerBuilder<Vec<((Node, u64), Time, Diff)>>>::from(results);
     let mut notes = OutputBuilder::<_, CapacityContainerBuilder<Vec<((Node, u64), Time, Diff)>>>::from(notes);
     builder.build(move |_capabilities| {
-        // Each time's copies, with a capability for each output.
-        let mut stash: BTreeMap<Time, Waiting> = BTreeMap::new();
+        let mut stash: TimeBatches<Copies> = TimeBatches::new();
         let mut delta = Delta::new();
         let mut noted = Delta::new();
         move |frontiers| {
             input.for_each(|cap, data| {
                 let mut records = data.drain(..).peekable();
                 while let Some(((position, edge), time, diff)) = records.next() {
-                    let entry =
-                        stash.entry(time).or_insert_with(|| (cap.delayed(&time, 0), cap.delayed(&time, 1), Vec::new()));
-                    entry.2.push((position, edge, diff));
+                    let (note_cap, batch) = stash.batch(&cap, time);
+                    note_cap.get_or_insert_with(|| cap.delayed(&time, 1));
+                    batch.push((position, edge, diff));
                     while let Some(((position, edge), _, diff)) = records.next_if(|&(_, t, _)| t == time) {
-                        entry.2.push((position, edge, diff));
+                        batch.push((position, edge, diff));
                     }
                 }
             });
-            let frontier = &frontiers[0];
             let mut results = results.activate();
             let mut notes = notes.activate();
-            while let Some((&t, _)) = stash.first_key_value() {
-                if frontier.less_equal(&t) {
-                    break;
-                }
-                let Some((_, (result_cap, note_cap, mut records))) = stash.pop_first() else { break };
+            while let Some((t, result_cap, (note_cap, mut records))) = stash.next_complete(&frontiers[0]) {
                 records.sort_unstable_by_key(|&(position, edge, _)| (position, edge));
                 delta.clear();
                 noted.clear();
@@ -96,22 +92,19 @@ where
                         step(edge, &mut delta, &mut noted);
                     }
                 }
-                let mut session = results.session(&result_cap);
-                for (&record, &d) in delta.iter() {
-                    if d != 0 {
-                        session.give((record, t, d));
-                    }
-                }
-                let mut session = notes.session(&note_cap);
-                for (&record, &d) in noted.iter() {
-                    if d != 0 {
-                        session.give((record, t, d));
-                    }
+                results.session(&result_cap).give_iterator(nonzero(&delta, t));
+                if let Some(note_cap) = note_cap {
+                    notes.session(&note_cap).give_iterator(nonzero(&noted, t));
                 }
             }
         }
     });
     (result_stream.as_collection(), note_stream)
+}
+
+/// The nonzero net changes of `changes`, at `t`.
+fn nonzero(changes: &Delta, t: Time) -> impl Iterator<Item = ((Node, u64), Time, Diff)> + '_ {
+    changes.iter().filter(|&(_, &d)| d != 0).map(move |(&record, &d)| (record, t, d))
 }
 
 /// The arrivals of `input`; panics (a driver bug) when the driver did not attach them.

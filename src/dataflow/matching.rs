@@ -54,11 +54,12 @@ use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::operators::generic::OutputBuilder;
 use timely::dataflow::operators::vec::Broadcast;
-use timely::dataflow::operators::{Capability, ConnectLoop, Feedback};
+use timely::dataflow::operators::{ConnectLoop, Feedback};
 use timely::dataflow::StreamVec;
 use timely::progress::Antichain;
 
 use super::arrivals::{self, Delta};
+use super::time_stash::{TimeBatches, TimeStash};
 use super::{Algorithm, ArrivalCollection, GraphInput, Position, ResultCollection};
 use crate::types::{Diff, Edge, Node, Time};
 
@@ -198,7 +199,7 @@ fn held_dropped<'a>(arrivals: ArrivalCollection<'a>, notes: arrivals::Notes<'a>)
         // Notes by result time, applied once their time is complete.
         let mut pending: BTreeMap<Time, Vec<(Node, u64, Diff)>> = BTreeMap::new();
         // Copies waiting for their time's bound.
-        let mut waiting: BTreeMap<Time, (Capability<Time>, Vec<Arrival>)> = BTreeMap::new();
+        let mut waiting: TimeStash<Arrival> = TimeStash::new();
         move |frontiers| {
             bounds.for_each(|_cap, data| {
                 for (bits, t, _) in data.drain(..) {
@@ -236,19 +237,11 @@ fn held_dropped<'a>(arrivals: ArrivalCollection<'a>, notes: arrivals::Notes<'a>)
                     if snapshot.weight(u).is_none() && snapshot.weight(v).is_none() {
                         session.give(((position, (u, v, bits)), t, diff));
                     } else {
-                        waiting.entry(t).or_insert_with(|| (cap.delayed(&t, 0), Vec::new())).1.push((
-                            (position, (u, v, bits)),
-                            t,
-                            diff,
-                        ));
+                        waiting.stash(&cap, t, ((position, (u, v, bits)), t, diff));
                     }
                 }
             });
-            while let Some((&t, _)) = waiting.first_key_value() {
-                if frontiers[1].less_equal(&t) {
-                    break;
-                }
-                let Some((_, (cap, copies))) = waiting.pop_first() else { break };
+            while let Some((t, cap, copies)) = waiting.next_complete(&frontiers[1]) {
                 // The heaviest copy that can reach worker 0 after the snapshot's state and up
                 // to this time's last copy.
                 let after = snapshot.through.map_or(0, |s| s.saturating_add(1));
@@ -305,32 +298,28 @@ type Copies<'a> = StreamVec<'a, Time, ((Position, Edge), Time, Diff)>;
 fn heaviest_per_time<'a>(arrivals: ArrivalCollection<'a>) -> (Copies<'a>, StreamVec<'a, Time, (u64, Time, Diff)>) {
     let mut builder = OperatorBuilder::new("MatchingBound".to_string(), arrivals.inner.scope());
     let mut input = builder.new_input(arrivals.inner, Pipeline);
-    let (copies, copy_stream) = builder.new_output();
     let (bounds, bound_stream) = builder.new_output();
+    let (copies, copy_stream) = builder.new_output();
     let mut copies = OutputBuilder::<_, CapacityContainerBuilder<Vec<((Position, Edge), Time, Diff)>>>::from(copies);
     let mut bounds = OutputBuilder::<_, CapacityContainerBuilder<Vec<(u64, Time, Diff)>>>::from(bounds);
     builder.build(move |_capabilities| {
-        let mut heaviest: BTreeMap<Time, (Capability<Time>, f64)> = BTreeMap::new();
+        // Each time's heaviest weight (the copies that may match weigh more than 0).
+        let mut heaviest: TimeBatches<f64> = TimeBatches::new();
         move |frontiers| {
             let mut copies = copies.activate();
             input.for_each(|cap, data| {
                 for &((_, (u, v, bits)), t, _) in data.iter() {
                     let w = f64::from_bits(bits);
                     if may_match(u, v, w) {
-                        let entry = heaviest.entry(t).or_insert_with(|| (cap.delayed(&t, 1), w));
-                        entry.1 = entry.1.max(w);
+                        let heaviest = heaviest.batch(&cap, t);
+                        *heaviest = heaviest.max(w);
                     }
                 }
                 copies.session(&cap).give_container(data);
             });
             let mut bounds = bounds.activate();
-            while let Some((&t, _)) = heaviest.first_key_value() {
-                if frontiers[0].less_equal(&t) {
-                    break;
-                }
-                if let Some((_, (cap, w))) = heaviest.pop_first() {
-                    bounds.session(&cap).give((w.to_bits(), t, 1));
-                }
+            while let Some((t, cap, w)) = heaviest.next_complete(&frontiers[0]) {
+                bounds.session(&cap).give((w.to_bits(), t, 1));
             }
         }
     });
